@@ -1,0 +1,27 @@
+/* A thread pool that stays warm between calls: workers are created once per
+ * context and park on a condition variable between jobs (no spinning while
+ * idle, no thread creation per call). The calling thread takes part. */
+#ifndef GLLMK_CPU_THREADPOOL_H
+#define GLLMK_CPU_THREADPOOL_H
+
+#include <stdint.h>
+
+struct cpu_pool;
+
+/* fn handles items [begin, end) on worker tid (0 = the caller). */
+typedef void (*cpu_task_fn)(void *arg, int64_t begin, int64_t end, int tid);
+
+/* n_threads counts the caller; 0 picks cpu_physical_cores(). NULL on failure. */
+struct cpu_pool *cpu_pool_create(int n_threads);
+void cpu_pool_destroy(struct cpu_pool *pool);
+int cpu_pool_threads(const struct cpu_pool *pool);
+
+/* Runs fn over [0, n) split into chunks of at least `grain` items, and
+ * returns when every chunk is done. With n small (or one thread) it calls fn
+ * inline. Not reentrant: a task must not call cpu_pool_run on the same pool. */
+void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
+
+/* Physical cores of this machine (hyperthreads not counted), at least 1. */
+int cpu_physical_cores(void);
+
+#endif
