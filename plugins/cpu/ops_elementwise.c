@@ -1,0 +1,208 @@
+/* Elementwise ops: add, mul, scale, the activations and swiglu.
+ *
+ * One skeleton walks the rows (or, when every operand is contiguous, the
+ * whole tensor as one row) and calls the ISA's row kernel on each piece.
+ * Big work is cut into pieces of whole rows, or of parts of rows when there
+ * are few long rows, and spread over the pool. The ops themselves are
+ * generated below from that skeleton, one line each.
+ */
+#include "cpu_plugin.h"
+#include "cpu_rows.h"
+
+#define PAR_MIN_ELEMS (64 * 1024)   /* below this, threading costs more than it gains */
+#define PIECE_MIN_ELEMS (16 * 1024) /* smallest piece a thread takes */
+#define PIECES_PER_THREAD 4
+#define PIECE_ALIGN 16              /* elements: pieces start on a cache line */
+
+typedef void (*scalar_row_fn)(float *y, const float *x, float s, int64_t n);
+
+enum ew_kind {
+	EW_UNARY,   /* y = f(a) */
+	EW_BINARY,  /* y = f(a, b), b broadcast to a's shape */
+	EW_SCALAR,  /* y = f(a, s) */
+};
+
+struct ew_job {
+	enum ew_kind kind;
+	cpu_unary_row_fn unary;
+	cpu_binary_row_fn binary;
+	scalar_row_fn scalar;           /* EW_SCALAR, and EW_BINARY when b is one value per row */
+	float s;
+	const gllmk_tensor *y, *a, *b;
+
+	int flat;                       /* every operand contiguous: one row of every element */
+	int64_t rows, n;                /* as iterated */
+	int64_t piece, pieces;          /* elements per work item, items per row */
+	int b_scalar;                   /* b's innermost dim is 1 while a's is not */
+	int64_t b_step[GLLMK_MAX_DIMS]; /* b's byte step per coordinate of a's outer dims */
+};
+
+static void add_scalar_row(float *y, const float *x, float s, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] + s;
+}
+
+static int64_t elements(const gllmk_tensor *t)
+{
+	return cpu_rows(t) * cpu_row_len(t);
+}
+
+/* Rows laid end to end (dims of size 1 may have any stride). */
+static int is_contiguous(const gllmk_tensor *t)
+{
+	int64_t step = cpu_row_len(t) * (int64_t)sizeof(float);
+
+	for (int d = t->ndim - 2; d >= 0; d--) {
+		if (t->shape[d] > 1 && t->stride[d] != step)
+			return 0;
+		step *= t->shape[d];
+	}
+	return 1;
+}
+
+/* Numpy broadcasting, aligned at the innermost dim: b's dim of size 1 (or
+ * missing) repeats, so its step along that dim of a is 0. */
+static void plan_broadcast(struct ew_job *j)
+{
+	const gllmk_tensor *a = j->a, *b = j->b;
+	int shift = a->ndim - b->ndim;
+
+	for (int d = 0; d < a->ndim - 1; d++) {
+		int db = d - shift;
+
+		j->b_step[d] = db >= 0 && b->shape[db] == a->shape[d] && a->shape[d] > 1 ? b->stride[db] : 0;
+	}
+	j->b_scalar = cpu_row_len(b) == 1 && cpu_row_len(a) > 1;
+}
+
+static const float *b_row(const struct ew_job *j, int64_t r)
+{
+	const char *p = gllmk_tensor_host(j->b);
+
+	if (j->flat)
+		return (const float *)p;
+
+	for (int d = j->a->ndim - 2; d >= 0; d--) {
+		p += (r % j->a->shape[d]) * j->b_step[d];
+		r /= j->a->shape[d];
+	}
+	return (const float *)p;
+}
+
+static float *row_of(const struct ew_job *j, const gllmk_tensor *t, int64_t r)
+{
+	return j->flat ? gllmk_tensor_host(t) : cpu_row(t, r);
+}
+
+static void ew_items(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct ew_job *j = arg;
+
+	(void)tid;
+	for (int64_t it = begin; it < end; it++) {
+		int64_t r = it / j->pieces, off = it % j->pieces * j->piece;
+		int64_t len = j->n - off < j->piece ? j->n - off : j->piece;
+		float *y = row_of(j, j->y, r) + off;
+		const float *a = row_of(j, j->a, r) + off;
+
+		switch (j->kind) {
+		case EW_UNARY:
+			j->unary(y, a, len);
+			break;
+		case EW_SCALAR:
+			j->scalar(y, a, j->s, len);
+			break;
+		case EW_BINARY:
+			if (j->b_scalar)
+				j->scalar(y, a, *b_row(j, r), len);
+			else
+				j->binary(y, a, b_row(j, r) + off, len);
+			break;
+		}
+	}
+}
+
+/* Cuts the work so that each of the pool's threads gets a few pieces. */
+static int64_t plan_pieces(struct ew_job *j, int n_threads)
+{
+	int64_t total = j->rows * j->n, want = (int64_t)n_threads * PIECES_PER_THREAD;
+
+	j->piece = j->n;
+	j->pieces = 1;
+	if (n_threads < 2 || total <= PAR_MIN_ELEMS)
+		return j->rows; /* grain = every row: runs inline */
+	if (j->rows >= want)
+		return PIECE_MIN_ELEMS / j->n > 1 ? PIECE_MIN_ELEMS / j->n : 1;
+
+	int64_t per_row = (want + j->rows - 1) / j->rows;
+	int64_t piece = (j->n + per_row - 1) / per_row;
+
+	piece = (piece + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
+	if (piece < PIECE_MIN_ELEMS)
+		piece = PIECE_MIN_ELEMS;
+	if (piece < j->n) {
+		j->piece = piece;
+		j->pieces = (j->n + piece - 1) / piece;
+	}
+	return 1;
+}
+
+static gllmk_status ew_run(const struct cpu_state *s, struct ew_job *j)
+{
+	int flat = is_contiguous(j->y) && is_contiguous(j->a);
+
+	if (j->b) {
+		plan_broadcast(j);
+		flat = flat && is_contiguous(j->b) && elements(j->b) == elements(j->a);
+	}
+	j->flat = flat;
+	j->rows = flat ? 1 : cpu_rows(j->a);
+	j->n = flat ? elements(j->a) : cpu_row_len(j->a);
+
+	int64_t grain = plan_pieces(j, s->n_threads);
+
+	cpu_pool_run(s->pool, j->rows * j->pieces, grain, ew_items, j);
+	return GLLMK_OK;
+}
+
+/* ------------------------------------------------------------ the ops */
+
+#define CPU_UNARY_OP(op)                                                        \
+	gllmk_status cpu_##op(void *st, gllmk_t y, gllmk_t x)                   \
+	{                                                                       \
+		const struct cpu_state *s = st;                                 \
+		struct ew_job j = { .kind = EW_UNARY, .y = y, .a = x,           \
+				    .unary = s->k->op##_row };                  \
+		return ew_run(s, &j);                                           \
+	}
+
+/* scalar_fn: the row kernel used when b holds one value per row (it may
+ * name s, the state). */
+#define CPU_BINARY_OP(op, scalar_fn)                                            \
+	gllmk_status cpu_##op(void *st, gllmk_t y, gllmk_t a, gllmk_t b)        \
+	{                                                                       \
+		const struct cpu_state *s = st;                                 \
+		struct ew_job j = { .kind = EW_BINARY, .y = y, .a = a, .b = b,  \
+				    .binary = s->k->op##_row,                   \
+				    .scalar = (scalar_fn) };                    \
+		return ew_run(s, &j);                                           \
+	}
+
+CPU_UNARY_OP(silu)
+CPU_UNARY_OP(gelu_tanh)
+CPU_UNARY_OP(gelu_erf)
+CPU_UNARY_OP(relu)
+CPU_UNARY_OP(tanh)
+CPU_UNARY_OP(exp)
+CPU_BINARY_OP(add, add_scalar_row)
+CPU_BINARY_OP(mul, s->k->scale_row)
+CPU_BINARY_OP(swiglu, NULL) /* gate and up have y's shape: never one value per row */
+
+gllmk_status cpu_scale(void *st, gllmk_t y, gllmk_t x, float f)
+{
+	const struct cpu_state *s = st;
+	struct ew_job j = { .kind = EW_SCALAR, .y = y, .a = x, .scalar = s->k->scale_row, .s = f };
+
+	return ew_run(s, &j);
+}

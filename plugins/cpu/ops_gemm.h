@@ -1,0 +1,44 @@
+/* The GEMM framework shared by every CPU plugin (BLIS's five loops): packs
+ * A into mr-row panels and B into nr-column panels, blocks for the caches
+ * the CPU reports, threads over the M and N loops, and leaves the inner
+ * mr×nr block to the ISA's microkernel (struct cpu_kernels.sgemm_ukernel).
+ * gllmk_gemm and the large-M matmul both run on it.
+ */
+#ifndef GLLMK_CPU_OPS_GEMM_H
+#define GLLMK_CPU_OPS_GEMM_H
+
+#include <stdint.h>
+
+#include "cpu_plugin.h"
+
+/* C[m,n] = alpha·A[m,k]·B[k,n] + beta·C (beta == 0: C is not read).
+ * Strides are in elements, so transposes are stride choices:
+ *   A(i, p) = a[i·a_rs + p·a_cs]
+ *   B(p, j) = b[p·b_rs + j·b_cs]                    when b_dequant is NULL
+ *   B(p, j) = b_dequant(row j)[p], row j at (char *)b + j·b_row_bytes,
+ *             a row of dtype b_dtype                  (matmul's weights w[N,K])
+ *   C(i, j) = c[i·ldc + j]
+ */
+struct cpu_sgemm {
+	int64_t m, n, k;
+	const float *a;
+	int64_t a_rs, a_cs;
+	const void *b;
+	int64_t b_rs, b_cs;
+	cpu_dequant_row_fn b_dequant;
+	int32_t b_dtype;
+	int64_t b_row_bytes;
+	float *c;
+	int64_t ldc;
+	float alpha, beta;
+};
+
+/* GLLMK_E_NO_MEMORY (through the host's set_error) when the packing
+ * buffers cannot be allocated; they are allocated per call. */
+gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g);
+
+/* Elements between rows of t when its rows are evenly spaced (every outer
+ * dim collapses into one), else -1. A 1-row tensor gives 0. */
+int64_t cpu_uniform_row_stride(const gllmk_tensor *t, int64_t elem_bytes);
+
+#endif

@@ -1,0 +1,224 @@
+/* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
+ *
+ * Three paths, chosen by the ISA's kernel table and M:
+ *  - vec_dot (the ISA gives one for w's dtype, as ggml does): activation
+ *    rows are encoded once into the kernel's vec_dtype (q8_0/q8_K, or used
+ *    as f32), then each output is one vec_dot; threads over N, each tile of
+ *    weight rows dotted with every activation row, so weights stream once.
+ *  - small M (<= SMALL_M) without vec_dot: threads over N; each weight row is
+ *    decoded to f32 a chunk at a time on the stack and dotted (dot_f32) with
+ *    every activation row: one pass over the weights, no allocation.
+ *  - large M without vec_dot: the GEMM framework, w as a transposed B that
+ *    its packing decodes (f32 weights are packed as they are).
+ */
+#include <stdlib.h>
+
+#include "cpu_plugin.h"
+#include "cpu_rows.h"
+#include "ops_gemm.h"
+#include "quant_blocks.h"
+
+#ifndef SMALL_M
+#define SMALL_M 16
+#endif
+#define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
+#define VEC_TILE_N 8            /* weight rows kept hot while every x row passes */
+#define XQ_STACK_BYTES 16384    /* encoded activations up to this size live on the stack */
+
+struct matmul_job {
+	const struct cpu_kernels *k;
+	const gllmk_tensor *y, *x, *w;
+	const float *bias;
+	int64_t m, n, kdim;
+	/* vec_dot path: row m of the encoded activations */
+	const char *xq;
+	int64_t xq_row_bytes;
+	cpu_vec_dot_fn vec_dot;
+};
+
+static float *y_at(const struct matmul_job *j, int64_t m, int64_t n)
+{
+	return (float *)cpu_row(j->y, m) + n;
+}
+
+static float bias_of(const struct matmul_job *j, int64_t n)
+{
+	return j->bias ? j->bias[n] : 0.0f;
+}
+
+/* ------------------------------------------------------ small M, f32 dots */
+
+/* Activation rows m0..m0+rows against weight row n, which is decoded
+ * DOT_CHUNK elements at a time (f32 rows are read in place). */
+static void dot_row_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t rows)
+{
+	const cpu_dequant_row_fn dequant = j->k->dequant_row[j->w->dtype];
+	const char *wrow = cpu_row(j->w, n);
+	const float *xr[SMALL_M];
+	double acc[SMALL_M] = { 0 };
+	float buf[DOT_CHUNK];
+
+	for (int64_t i = 0; i < rows; i++)
+		xr[i] = cpu_row(j->x, m0 + i);
+	for (int64_t k0 = 0; k0 < j->kdim; k0 += DOT_CHUNK) {
+		const int64_t len = j->kdim - k0 < DOT_CHUNK ? j->kdim - k0 : DOT_CHUNK;
+		const float *wf = buf;
+
+		if (j->w->dtype == GLLMK_F32)
+			wf = (const float *)wrow + k0;
+		else
+			dequant(wrow + cpu_row_bytes(j->w->dtype, k0), buf, len);
+		for (int64_t i = 0; i < rows; i++)
+			acc[i] += j->k->dot_f32(len, wf, xr[i] + k0);
+	}
+	for (int64_t i = 0; i < rows; i++)
+		*y_at(j, m0 + i, n) = (float)(acc[i] + bias_of(j, n));
+}
+
+static void stream_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct matmul_job *j = arg;
+
+	(void)tid;
+	for (int64_t n = begin; n < end; n++)
+		for (int64_t m0 = 0; m0 < j->m; m0 += SMALL_M)
+			dot_row_group(j, n, m0, j->m - m0 < SMALL_M ? j->m - m0 : SMALL_M);
+}
+
+/* ------------------------------------------------------------ vec_dot */
+
+static const void *xq_row(const struct matmul_job *j, int64_t m)
+{
+	return j->xq ? j->xq + m * j->xq_row_bytes : cpu_row(j->x, m);
+}
+
+static void encode_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct matmul_job *j = arg;
+	const int32_t vdt = j->k->matmul[j->w->dtype].vec_dtype;
+
+	(void)tid;
+	for (int64_t m = begin; m < end; m++)
+		j->k->quant_row[vdt](cpu_row(j->x, m), (char *)j->xq + m * j->xq_row_bytes, j->kdim);
+}
+
+static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct matmul_job *j = arg;
+
+	(void)tid;
+	for (int64_t n0 = begin; n0 < end; n0 += VEC_TILE_N) {
+		const int64_t n1 = end - n0 < VEC_TILE_N ? end : n0 + VEC_TILE_N;
+
+		for (int64_t m = 0; m < j->m; m++) {
+			const void *xr = xq_row(j, m);
+
+			for (int64_t n = n0; n < n1; n++)
+				*y_at(j, m, n) = j->vec_dot(j->kdim, cpu_row(j->w, n), xr) + bias_of(j, n);
+		}
+	}
+}
+
+/* Activations are encoded once (M rows of K/32·34 or K/256·292 bytes): on
+ * the stack when they fit (decoding, M = 1, K up to 14336), else in a
+ * per-call allocation; f32 activations are used in place. */
+static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j)
+{
+	const int32_t vdt = s->k->matmul[j->w->dtype].vec_dtype;
+	_Alignas(64) char on_stack[XQ_STACK_BYTES];
+	char *heap = NULL;
+
+	j->vec_dot = s->k->matmul[j->w->dtype].vec_dot;
+	if (vdt != GLLMK_F32) {
+		const int64_t bytes = j->m * cpu_row_bytes(vdt, j->kdim);
+
+		j->xq_row_bytes = cpu_row_bytes(vdt, j->kdim);
+		j->xq = on_stack;
+		if (bytes > XQ_STACK_BYTES) {
+			heap = aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64));
+			if (!heap)
+				return s->host->set_error(GLLMK_E_NO_MEMORY,
+							  "gllmk_matmul: %lld bytes of encoded activations",
+							  (long long)bytes);
+			j->xq = heap;
+		}
+		cpu_pool_run(s->pool, j->m, 1, encode_task, j);
+	}
+	cpu_pool_run(s->pool, j->n, VEC_TILE_N, vec_dot_task, j);
+	free(heap);
+	return GLLMK_OK;
+}
+
+/* --------------------------------------------------------- large M: GEMM */
+
+static void bias_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct matmul_job *j = arg;
+
+	(void)tid;
+	for (int64_t m = begin; m < end; m++) {
+		float *y = cpu_row(j->y, m);
+
+		for (int64_t n = 0; n < j->n; n++)
+			y[n] += j->bias[n];
+	}
+}
+
+static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64_t ldx, int64_t ldy)
+{
+	const gllmk_tensor *w = j->w;
+	const int64_t w_row_bytes = w->ndim >= 2 ? w->stride[w->ndim - 2] : 0;
+	struct cpu_sgemm g = {
+		.m = j->m,
+		.n = j->n,
+		.k = j->kdim,
+		.a = gllmk_tensor_host(j->x),
+		.a_rs = ldx,
+		.a_cs = 1,
+		.b = gllmk_tensor_host(w),
+		.c = gllmk_tensor_host(j->y),
+		.ldc = ldy,
+		.alpha = 1.0f,
+		.beta = 0.0f,
+	};
+	gllmk_status st;
+
+	if (w->dtype == GLLMK_F32) {    /* B(p, j) = w[j][p] */
+		g.b_rs = 1;
+		g.b_cs = w_row_bytes / (int64_t)sizeof(float);
+	} else {
+		g.b_dequant = s->k->dequant_row[w->dtype];
+		g.b_dtype = w->dtype;
+		g.b_row_bytes = w_row_bytes;
+	}
+	st = cpu_sgemm_run(s, &g);
+	if (st == GLLMK_OK && j->bias)
+		cpu_pool_run(s->pool, j->m, 16, bias_task, j);
+	return st;
+}
+
+gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
+	struct cpu_state *s = st;
+	struct matmul_job j = {
+		.k = s->k,
+		.y = y,
+		.x = x,
+		.w = w,
+		.bias = bias ? gllmk_tensor_host(bias) : NULL,
+		.m = cpu_rows(x),
+		.n = cpu_rows(w),
+		.kdim = cpu_row_len(x),
+	};
+	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
+	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
+
+	if (s->k->matmul[w->dtype].vec_dot)
+		return matmul_vec_dot(s, &j);
+	if (j.m <= SMALL_M || ldx < 0 || ldy < 0) {
+		/* grain: about 64K weight elements per chunk */
+		cpu_pool_run(s->pool, j.n, 1 + (1 << 16) / j.kdim, stream_task, &j);
+		return GLLMK_OK;
+	}
+	return matmul_gemm(s, &j, ldx, ldy);
+}

@@ -1,0 +1,225 @@
+/* argmax and sample, exactly as SPEC/OPERATORS.md ("Sampling") orders it.
+ *
+ * sample ranks candidates by logit (the same order as z = logit/T for any
+ * T > 0), ties to the lower index, NaN last. With top_k only the best k are
+ * selected (a heap) and sorted; otherwise the whole row is sorted. The
+ * probabilities and the walk are accumulated in double.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_plugin.h"
+#include "cpu_rows.h"
+
+#define PAR_MIN_ELEMS (64 * 1024)
+#define PIECE_MIN_ELEMS (16 * 1024)
+
+static int32_t argmax_row(const float *x, int64_t n)
+{
+	int64_t best = -1;
+
+	for (int64_t j = 0; j < n; j++) {
+		if (isnan(x[j]))
+			continue;
+		if (best < 0 || x[j] > x[best])
+			best = j;
+	}
+	return best < 0 ? 0 : (int32_t)best;
+}
+
+static int32_t *id_slot(gllmk_t ids, int64_t r)
+{
+	return (int32_t *)gllmk_tensor_host(ids) + r;
+}
+
+/* ------------------------------------------------------------ argmax */
+
+struct argmax_job {
+	const gllmk_tensor *ids, *x;
+	int64_t n;
+};
+
+static void argmax_rows(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct argmax_job *j = arg;
+
+	(void)tid;
+	for (int64_t r = begin; r < end; r++)
+		*id_slot(j->ids, r) = argmax_row(cpu_row(j->x, r), j->n);
+}
+
+static int64_t grain_for(int64_t rows, int64_t n)
+{
+	if (rows * n <= PAR_MIN_ELEMS)
+		return rows;
+	return PIECE_MIN_ELEMS / n > 1 ? PIECE_MIN_ELEMS / n : 1;
+}
+
+gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x)
+{
+	const struct cpu_state *s = st;
+	struct argmax_job j = { .ids = ids, .x = x, .n = cpu_row_len(x) };
+	int64_t rows = cpu_rows(x);
+
+	cpu_pool_run(s->pool, rows, grain_for(rows, j.n), argmax_rows, &j);
+	return GLLMK_OK;
+}
+
+/* ------------------------------------------------------------ sample */
+
+struct cand {
+	float logit;
+	int32_t idx;
+};
+
+/* The spec's order: larger logit first, then the lower index; NaN last. */
+static int ranks_before(const struct cand *a, const struct cand *b)
+{
+	int a_nan = isnan(a->logit), b_nan = isnan(b->logit);
+
+	if (a_nan != b_nan)
+		return b_nan;
+	if (!a_nan && a->logit != b->logit)
+		return a->logit > b->logit;
+	return a->idx < b->idx;
+}
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+	return ranks_before(pa, pb) ? -1 : 1;
+}
+
+/* Min-heap on rank: the root is the worst of the k kept so far. */
+static void heap_sift_down(struct cand *h, int64_t k, int64_t i)
+{
+	for (;;) {
+		int64_t l = 2 * i + 1, r = l + 1, worst = i;
+
+		if (l < k && ranks_before(&h[worst], &h[l]))
+			worst = l;
+		if (r < k && ranks_before(&h[worst], &h[r]))
+			worst = r;
+		if (worst == i)
+			return;
+		struct cand t = h[i];
+
+		h[i] = h[worst];
+		h[worst] = t;
+		i = worst;
+	}
+}
+
+/* Fills c with the best k candidates of x, in the spec's order. */
+static void rank_candidates(struct cand *c, const float *x, int64_t n, int64_t k)
+{
+	for (int64_t j = 0; j < k; j++)
+		c[j] = (struct cand){ .logit = x[j], .idx = (int32_t)j };
+	if (k < n) {
+		for (int64_t i = k / 2; i-- > 0;)
+			heap_sift_down(c, k, i);
+		for (int64_t j = k; j < n; j++) {
+			struct cand e = { .logit = x[j], .idx = (int32_t)j };
+
+			if (ranks_before(&e, &c[0])) {
+				c[0] = e;
+				heap_sift_down(c, k, 0);
+			}
+		}
+	}
+	qsort(c, (size_t)k, sizeof(*c), cand_cmp);
+}
+
+struct sample_job {
+	const gllmk_tensor *ids, *logits;
+	const float *uniform;
+	const gllmk_sample_params *p;
+	int64_t n;
+	struct cand *cands;     /* n per thread */
+	double *probs;          /* n per thread */
+};
+
+static int32_t sample_row(const struct sample_job *j, const float *x, float u, struct cand *c, double *p)
+{
+	const gllmk_sample_params *sp = j->p;
+	int64_t n = j->n, kept = sp->top_k > 0 && sp->top_k < n ? sp->top_k : n;
+	double inv_t = 1.0 / (double)sp->temperature, sum = 0.0, total = 0.0, acc = 0.0;
+
+	rank_candidates(c, x, n, kept);
+	double z_max = (double)c[0].logit * inv_t;
+
+	if (!isfinite(z_max))
+		return c[0].idx; /* no finite best: nothing to weigh */
+	for (int64_t i = 0; i < kept; i++) {
+		double z = (double)c[i].logit * inv_t;
+
+		p[i] = isnan(z) ? 0.0 : exp(z - z_max);
+		sum += p[i];
+	}
+	for (int64_t i = 0; i < kept; i++)
+		p[i] /= sum;
+	if (sp->top_p < 1.0f) {
+		double cum = 0.0;
+
+		for (int64_t i = 0; i < kept; i++) {
+			cum += p[i];
+			if (cum >= (double)sp->top_p) {
+				kept = i + 1;
+				break;
+			}
+		}
+		for (int64_t i = 0; i < kept; i++)
+			total += p[i];
+		for (int64_t i = 0; i < kept; i++)
+			p[i] /= total;
+	}
+	total = 0.0;
+	for (int64_t i = 0; i < kept; i++)
+		total += p[i];
+
+	double target = (double)u * total;
+
+	for (int64_t i = 0; i < kept; i++) {
+		acc += p[i];
+		if (acc > target)
+			return c[i].idx;
+	}
+	return c[kept - 1].idx;
+}
+
+static void sample_rows(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct sample_job *j = arg;
+	struct cand *c = j->cands + (int64_t)tid * j->n;
+	double *p = j->probs + (int64_t)tid * j->n;
+
+	for (int64_t r = begin; r < end; r++) {
+		const float *x = cpu_row(j->logits, r);
+
+		*id_slot(j->ids, r) = sample_row(j, x, j->uniform[r], c, p);
+	}
+}
+
+gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p)
+{
+	const struct cpu_state *s = st;
+	struct sample_job j = { .ids = ids, .logits = logits, .uniform = uniform, .p = p,
+				.n = cpu_row_len(logits) };
+	int64_t rows = cpu_rows(logits);
+	size_t per_thread = (size_t)j.n * (size_t)s->n_threads;
+
+	if (p->temperature <= 0.0f)
+		return cpu_argmax(st, ids, logits);
+	j.cands = malloc(per_thread * sizeof(*j.cands));
+	j.probs = malloc(per_thread * sizeof(*j.probs));
+	if (!j.cands || !j.probs) {
+		free(j.cands);
+		free(j.probs);
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s sample: no memory to rank %lld candidates",
+					  s->k->isa, (long long)j.n);
+	}
+	/* Every row sorts: worth threading as soon as there are a few rows. */
+	cpu_pool_run(s->pool, rows, rows * j.n <= PIECE_MIN_ELEMS ? rows : 1, sample_rows, &j);
+	free(j.cands);
+	free(j.probs);
+	return GLLMK_OK;
+}

@@ -1,0 +1,170 @@
+/* The ggml/GGUF quantization blocks, bit for bit (SPEC/QUANT.md gives each
+ * layout with byte offsets and its decode formula). Halves are IEEE binary16
+ * bit patterns (fp16.h); every multi-byte field is little-endian, which is
+ * what the host order is on every CPU gllmk targets (x86-64, AArch64).
+ */
+#ifndef GLLMK_CPU_QUANT_BLOCKS_H
+#define GLLMK_CPU_QUANT_BLOCKS_H
+
+#include <stdint.h>
+
+#include "gllmk.h"
+
+#define QK4_0 32
+#define QK4_1 32
+#define QK5_0 32
+#define QK5_1 32
+#define QK8_0 32
+#define QK4_NL 32
+#define QK_K 256
+#define K_SCALE_SIZE 12         /* 6-bit scales and mins of q4_K, q5_K */
+
+struct block_q4_0 {
+	uint16_t d;
+	uint8_t qs[QK4_0 / 2];          /* low nibbles: x[0..15], high: x[16..31] */
+};
+
+struct block_q4_1 {
+	uint16_t d;
+	uint16_t m;
+	uint8_t qs[QK4_1 / 2];
+};
+
+struct block_q5_0 {
+	uint16_t d;
+	uint8_t qh[4];                  /* bit j: 5th bit of x[j] */
+	uint8_t qs[QK5_0 / 2];
+};
+
+struct block_q5_1 {
+	uint16_t d;
+	uint16_t m;
+	uint8_t qh[4];
+	uint8_t qs[QK5_1 / 2];
+};
+
+struct block_q8_0 {
+	uint16_t d;
+	int8_t qs[QK8_0];
+};
+
+struct block_q2_K {
+	uint8_t scales[QK_K / 16];      /* low nibble scale, high nibble min */
+	uint8_t qs[QK_K / 4];
+	uint16_t d;
+	uint16_t dmin;
+};
+
+struct block_q3_K {
+	uint8_t hmask[QK_K / 8];        /* 3rd bit of each quant */
+	uint8_t qs[QK_K / 4];           /* low 2 bits */
+	uint8_t scales[12];             /* 16 6-bit scales */
+	uint16_t d;
+};
+
+struct block_q4_K {
+	uint16_t d;
+	uint16_t dmin;
+	uint8_t scales[K_SCALE_SIZE];   /* 8 6-bit scales and 8 6-bit mins */
+	uint8_t qs[QK_K / 2];
+};
+
+struct block_q5_K {
+	uint16_t d;
+	uint16_t dmin;
+	uint8_t scales[K_SCALE_SIZE];
+	uint8_t qh[QK_K / 8];
+	uint8_t qs[QK_K / 2];
+};
+
+struct block_q6_K {
+	uint8_t ql[QK_K / 2];           /* low 4 bits */
+	uint8_t qh[QK_K / 4];           /* high 2 bits */
+	int8_t scales[QK_K / 16];
+	uint16_t d;
+};
+
+struct block_q8_K {
+	float d;
+	int8_t qs[QK_K];
+	int16_t bsums[QK_K / 16];       /* sums of groups of 16 quants */
+};
+
+struct block_iq4_nl {
+	uint16_t d;
+	uint8_t qs[QK4_NL / 2];
+};
+
+struct block_iq4_xs {
+	uint16_t d;
+	uint16_t scales_h;              /* high 2 bits of the 8 6-bit scales */
+	uint8_t scales_l[QK_K / 64];    /* low 4 bits, two per byte */
+	uint8_t qs[QK_K / 2];
+};
+
+_Static_assert(sizeof(struct block_q4_0) == 18, "q4_0 block");
+_Static_assert(sizeof(struct block_q4_1) == 20, "q4_1 block");
+_Static_assert(sizeof(struct block_q5_0) == 22, "q5_0 block");
+_Static_assert(sizeof(struct block_q5_1) == 24, "q5_1 block");
+_Static_assert(sizeof(struct block_q8_0) == 34, "q8_0 block");
+_Static_assert(sizeof(struct block_q2_K) == 84, "q2_K block");
+_Static_assert(sizeof(struct block_q3_K) == 110, "q3_K block");
+_Static_assert(sizeof(struct block_q4_K) == 144, "q4_K block");
+_Static_assert(sizeof(struct block_q5_K) == 176, "q5_K block");
+_Static_assert(sizeof(struct block_q6_K) == 210, "q6_K block");
+_Static_assert(sizeof(struct block_q8_K) == 292, "q8_K block");
+_Static_assert(sizeof(struct block_iq4_nl) == 18, "iq4_nl block");
+_Static_assert(sizeof(struct block_iq4_xs) == 136, "iq4_xs block");
+
+/* The non-linear 4-bit code book of iq4_nl and iq4_xs. */
+static const int8_t iq4nl_values[16] = {
+	-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+};
+
+/* Elements and bytes per block of a dtype (1 element for the plain types);
+ * 0 for a value that is not a dtype. The plugins' own copy of the core's
+ * table, so that they need nothing from libgllmk. */
+static inline int64_t cpu_block_elems(int32_t t)
+{
+	switch (t) {
+	case GLLMK_F32: case GLLMK_F16: case GLLMK_BF16: case GLLMK_I32:
+		return 1;
+	case GLLMK_Q4_0: case GLLMK_Q4_1: case GLLMK_Q5_0: case GLLMK_Q5_1:
+	case GLLMK_Q8_0: case GLLMK_IQ4_NL:
+		return 32;
+	case GLLMK_Q2_K: case GLLMK_Q3_K: case GLLMK_Q4_K: case GLLMK_Q5_K:
+	case GLLMK_Q6_K: case GLLMK_Q8_K: case GLLMK_IQ4_XS:
+		return QK_K;
+	}
+	return 0;
+}
+
+static inline int64_t cpu_block_bytes(int32_t t)
+{
+	switch (t) {
+	case GLLMK_F32: case GLLMK_I32: return 4;
+	case GLLMK_F16: case GLLMK_BF16: return 2;
+	case GLLMK_Q4_0: return sizeof(struct block_q4_0);
+	case GLLMK_Q4_1: return sizeof(struct block_q4_1);
+	case GLLMK_Q5_0: return sizeof(struct block_q5_0);
+	case GLLMK_Q5_1: return sizeof(struct block_q5_1);
+	case GLLMK_Q8_0: return sizeof(struct block_q8_0);
+	case GLLMK_Q2_K: return sizeof(struct block_q2_K);
+	case GLLMK_Q3_K: return sizeof(struct block_q3_K);
+	case GLLMK_Q4_K: return sizeof(struct block_q4_K);
+	case GLLMK_Q5_K: return sizeof(struct block_q5_K);
+	case GLLMK_Q6_K: return sizeof(struct block_q6_K);
+	case GLLMK_Q8_K: return sizeof(struct block_q8_K);
+	case GLLMK_IQ4_NL: return sizeof(struct block_iq4_nl);
+	case GLLMK_IQ4_XS: return sizeof(struct block_iq4_xs);
+	}
+	return 0;
+}
+
+/* Bytes of n elements of t (n a multiple of the block). */
+static inline int64_t cpu_row_bytes(int32_t t, int64_t n)
+{
+	return n / cpu_block_elems(t) * cpu_block_bytes(t);
+}
+
+#endif

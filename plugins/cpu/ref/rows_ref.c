@@ -1,0 +1,113 @@
+/* Portable scalar row kernels (rows_ref.h). Plain loops the compiler can
+ * vectorise for the baseline ISA; transcendental functions from libm. */
+#include <math.h>
+
+#include "rows_ref.h"
+
+/* Elementwise rows from one expression each: y[i] = EXPR(x[i]) or EXPR(a[i], b[i]). */
+#define REF_UNARY_ROW(name, expr)                                       \
+	void ref_##name##_row(float *y, const float *x, int64_t n)     \
+	{                                                               \
+		for (int64_t i = 0; i < n; i++) {                       \
+			float v = x[i];                                 \
+			y[i] = (expr);                                  \
+		}                                                       \
+	}
+
+#define REF_BINARY_ROW(name, expr)                                                      \
+	void ref_##name##_row(float *y, const float *a, const float *b, int64_t n)     \
+	{                                                                               \
+		for (int64_t i = 0; i < n; i++) {                                       \
+			float u = a[i], v = b[i];                                       \
+			y[i] = (expr);                                                  \
+		}                                                                       \
+	}
+
+#define SQRT_2_OVER_PI 0.79788456080286535588f
+#define GELU_COEF_A 0.044715f
+#define SQRT_HALF 0.70710678118654752440f
+
+static inline float silu(float v)
+{
+	return v / (1.0f + expf(-v));
+}
+
+REF_UNARY_ROW(silu, silu(v))
+REF_UNARY_ROW(gelu_tanh, 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * v * (1.0f + GELU_COEF_A * v * v))))
+REF_UNARY_ROW(gelu_erf, 0.5f * v * (1.0f + erff(v * SQRT_HALF)))
+REF_UNARY_ROW(relu, v > 0.0f ? v : 0.0f)
+REF_UNARY_ROW(tanh, tanhf(v))
+REF_UNARY_ROW(exp, expf(v))
+REF_BINARY_ROW(add, u + v)
+REF_BINARY_ROW(mul, u * v)
+REF_BINARY_ROW(swiglu, silu(u) * v)
+
+void ref_scale_row(float *y, const float *x, float s, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] * s;
+}
+
+/* Sums in double over LANES independent partial sums: a short dependency
+ * chain the compiler can vectorise, and pairwise-like rounding on top of
+ * double's headroom. Each function sums TERM(i) for i < n. */
+#define LANES 8
+#define DEFINE_SUM(name, params, TERM)                                  \
+	static double name params                                       \
+	{                                                               \
+		double part[LANES] = { 0 }, sum = 0.0;                  \
+		int64_t i = 0;                                          \
+									\
+		for (; i + LANES <= n; i += LANES)                      \
+			for (int l = 0; l < LANES; l++)                 \
+				part[l] += TERM(i + l);                 \
+		for (; i < n; i++)                                      \
+			part[0] += TERM(i);                             \
+		for (int l = 0; l < LANES; l++)                         \
+			sum += part[l];                                 \
+		return sum;                                             \
+	}
+
+#define VALUE(i) ((double)x[i])
+#define SQUARE(i) ((double)x[i] * x[i])
+#define DEVIATION_SQ(i) (((double)x[i] - mean) * ((double)x[i] - mean))
+#define PRODUCT(i) ((double)a[i] * b[i])
+DEFINE_SUM(sum_d, (const float *x, int64_t n), VALUE)
+DEFINE_SUM(sum_sq_d, (const float *x, int64_t n), SQUARE)
+DEFINE_SUM(sum_dev_sq_d, (const float *x, double mean, int64_t n), DEVIATION_SQ)
+DEFINE_SUM(dot_d, (const float *a, const float *b, int64_t n), PRODUCT)
+
+void ref_rms_norm_row(float *y, const float *x, const float *w, int64_t n, float eps)
+{
+	float r = (float)(1.0 / sqrt(sum_sq_d(x, n) / (double)n + eps));
+
+	if (w) {
+		for (int64_t i = 0; i < n; i++)
+			y[i] = x[i] * r * w[i];
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			y[i] = x[i] * r;
+	}
+}
+
+/* Two passes (mean, then squared deviations): no cancellation in var. */
+void ref_layer_norm_row(float *y, const float *x, const float *w, const float *b, int64_t n, float eps)
+{
+	double mean = sum_d(x, n) / (double)n;
+	double r = 1.0 / sqrt(sum_dev_sq_d(x, mean, n) / (double)n + eps);
+
+	for (int64_t i = 0; i < n; i++) {
+		float v = (float)((x[i] - mean) * r);
+
+		if (w)
+			v *= w[i];
+		if (b)
+			v += b[i];
+		y[i] = v;
+	}
+}
+
+float ref_dot_f32(int64_t n, const float *a, const float *b)
+{
+	return (float)dot_d(a, b, n);
+}

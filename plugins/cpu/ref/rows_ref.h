@@ -1,0 +1,43 @@
+/* Portable scalar row kernels: the reference every ISA's row kernels are
+ * measured against, and what an ISA's table keeps for the rows it does not
+ * override. Sums accumulate in double, so rows of any length stay within
+ * float rounding of the exact result. Signatures: cpu_kernels.h. */
+#ifndef GLLMK_CPU_ROWS_REF_H
+#define GLLMK_CPU_ROWS_REF_H
+
+#include <stdint.h>
+
+void ref_add_row(float *y, const float *a, const float *b, int64_t n);
+void ref_mul_row(float *y, const float *a, const float *b, int64_t n);
+void ref_scale_row(float *y, const float *x, float s, int64_t n);
+void ref_silu_row(float *y, const float *x, int64_t n);
+void ref_gelu_tanh_row(float *y, const float *x, int64_t n);
+void ref_gelu_erf_row(float *y, const float *x, int64_t n);
+void ref_relu_row(float *y, const float *x, int64_t n);
+void ref_tanh_row(float *y, const float *x, int64_t n);
+void ref_exp_row(float *y, const float *x, int64_t n);
+void ref_swiglu_row(float *y, const float *gate, const float *up, int64_t n);
+void ref_rms_norm_row(float *y, const float *x, const float *w, int64_t n, float eps);
+void ref_layer_norm_row(float *y, const float *x, const float *w, const float *b, int64_t n, float eps);
+float ref_dot_f32(int64_t n, const float *a, const float *b);
+
+/* The row slots of struct cpu_kernels, all references. An ISA's table lists
+ * REF_ROW_KERNELS first and then its own kernels for the slots it speeds up
+ * (a later designated initialiser wins; build that file with
+ * -Wno-override-init, which -Wextra would otherwise flag). */
+#define REF_ROW_KERNELS                                 \
+	.add_row = ref_add_row,                         \
+	.mul_row = ref_mul_row,                         \
+	.scale_row = ref_scale_row,                     \
+	.silu_row = ref_silu_row,                       \
+	.gelu_tanh_row = ref_gelu_tanh_row,             \
+	.gelu_erf_row = ref_gelu_erf_row,               \
+	.relu_row = ref_relu_row,                       \
+	.tanh_row = ref_tanh_row,                       \
+	.exp_row = ref_exp_row,                         \
+	.swiglu_row = ref_swiglu_row,                   \
+	.rms_norm_row = ref_rms_norm_row,               \
+	.layer_norm_row = ref_layer_norm_row,           \
+	.dot_f32 = ref_dot_f32
+
+#endif

@@ -1,0 +1,163 @@
+/* gllmk-bench: named benchmarks of one plugin against the machine's own
+ * limits (FMA peak, DRAM read bandwidth, both measured at start) and against
+ * OpenBLAS, loaded at run time as a peer and never linked.
+ *
+ * One file per concern: gllmk-bench.c (options, the run), bench_machine.c
+ * (limits), bench_simd.c (the ISA kernels behind them), bench_openblas.c
+ * (the peer), bench_data.c (random tensors), bench_time.c (repetitions and
+ * statistics), bench_cases.c (the named benchmarks), bench_overhead.c
+ * (dispatch cost), bench_output.c (table and JSON).
+ */
+#ifndef GLLMK_BENCH_H
+#define GLLMK_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gllmk.h"
+
+#define BENCH_MiB (1024.0 * 1024.0)
+
+struct bench_opts {
+	const char *plugin;     /* NULL: automatic selection */
+	const char *plugin_dir; /* NULL: the installed (or staged) one */
+	const char *filter;     /* NULL: every benchmark */
+	int threads;            /* 0: one per physical core */
+	int reps;               /* most timed repetitions per benchmark */
+	bool json;
+	bool smoke;
+};
+
+/* ------------------------------------------------------------ machine */
+
+/* The ISA kernels that measure the limits: the widest the CPU runs. */
+struct bench_simd {
+	const char *isa;
+	/* Runs iters rounds of independent FMA chains; returns the flops done. */
+	double (*fma_chain)(uint64_t iters);
+	/* Reads bytes (a multiple of 256) from p; the sum keeps the loads alive. */
+	uint64_t (*read_sum)(const void *p, size_t bytes);
+};
+
+const struct bench_simd *bench_simd_select(void);
+
+struct bench_limits {
+	const char *isa;    /* of the kernels that measured them */
+	int threads;        /* "all threads": what gllmk and OpenBLAS get */
+	double peak_1t;     /* GFLOP/s, f32 FMA, one thread */
+	double peak;        /* GFLOP/s, all threads */
+	double dram_1t;     /* GB/s read, one thread */
+	double dram;        /* GB/s read, all threads */
+	double dram_mib;    /* size of the buffer read */
+	uint64_t llc_bytes; /* last-level cache as the CPU reports it; 0 unknown */
+	char cpu[128];      /* model name */
+};
+
+int bench_physical_cores(void);
+uint64_t bench_llc_bytes(void);
+/* 0, or -1 when memory for the bandwidth buffer is missing. */
+int bench_measure_limits(struct bench_limits *lim, int threads, bool smoke);
+
+/* ------------------------------------------------------------ OpenBLAS */
+
+struct bench_blas;
+
+/* NULL when libopenblas.so.0 cannot be loaded; *why says so. */
+struct bench_blas *bench_blas_open(int threads, const char **why);
+void bench_blas_close(struct bench_blas *bl);
+const char *bench_blas_version(const struct bench_blas *bl);
+/* c[M,N] = a[M,K] · b[N,K]ᵀ when b_trans, else a[M,K] · b[K,N]. */
+void bench_blas_sgemm(const struct bench_blas *bl, int m, int n, int k, const float *a, const float *b,
+		      bool b_trans, float *c);
+/* y[N] = w[N,K] · x[K] */
+void bench_blas_sgemv(const struct bench_blas *bl, int n, int k, const float *w, const float *x, float *y);
+
+/* ------------------------------------------------------------ results */
+
+enum bench_limit_kind {
+	BENCH_LIMIT_NONE,
+	BENCH_LIMIT_PEAK, /* GFLOP/s against the all-thread FMA peak */
+	BENCH_LIMIT_DRAM, /* GB/s against the all-thread DRAM read bandwidth */
+};
+
+struct bench_result {
+	char name[96];
+	const char *unit;         /* "GFLOP/s", "GB/s", "ns/call" */
+	double median, min, max;  /* in unit */
+	int reps;
+	enum bench_limit_kind limit;
+	double pct;               /* median as % of the limit; NAN for none */
+	double peer;              /* OpenBLAS median in unit; NAN for none */
+	double ratio;             /* median / peer; NAN for none */
+	char note[128];
+};
+
+/* One run: the options, the context, the limits, the peer, the results. */
+struct bench {
+	const struct bench_opts *opt;
+	gllmk_context *ctx;
+	const char *plugin;       /* serving ctx */
+	struct bench_limits lim;
+	struct bench_blas *blas;  /* NULL: not installed */
+	const char *blas_why;
+	struct bench_result *res;
+	size_t n_res, cap_res;
+	int failures;
+	char command[1024];
+	char date[32];
+};
+
+/* Appends a result and prints its row (table mode); NULL when out of memory. */
+struct bench_result *bench_add(struct bench *b, const char *unit, enum bench_limit_kind limit, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void bench_finish_result(const struct bench *b, struct bench_result *r);
+/* Reports a failed benchmark (a gllmk status, or out of memory) and counts it. */
+void bench_fail(struct bench *b, const char *what, gllmk_status st);
+bool bench_selected(const struct bench *b, const char *name);
+
+void bench_print_header(const struct bench *b);
+void bench_print_row(const struct bench *b, const struct bench_result *r);
+void bench_print_json(const struct bench *b);
+
+/* ------------------------------------------------------------ timing */
+
+/* One repetition: returns GLLMK_OK or why it failed. rep counts from 0
+ * (warm-up included), so a call can rotate over its data. */
+typedef gllmk_status (*bench_call_fn)(void *arg, int rep);
+
+struct bench_stats {
+	double median, min, max; /* seconds */
+	int reps;
+};
+
+double bench_now(void);
+/* Warm-up, then timed repetitions until opt->reps or the time budget (at
+ * least 3 when opt->reps allows). */
+gllmk_status bench_time(const struct bench *b, bench_call_fn fn, void *arg, struct bench_stats *st);
+/* Sets r's median/min/max to work / time (work in units, e.g. flops / 1e9). */
+void bench_rate(struct bench_result *r, const struct bench_stats *st, double work);
+int bench_cmp_double(const void *a, const void *b);
+double bench_median(double *v, int n); /* sorts v */
+
+/* ------------------------------------------------------------ data */
+
+uint64_t bench_rand(uint64_t *state);
+void bench_fill_f32(float *p, size_t n, uint64_t seed);
+/* Random but valid: values or blocks with sane f16/f32 scales. */
+void bench_fill_dtype(gllmk_dtype t, void *p, size_t bytes, uint64_t seed);
+uint64_t bench_matrix_bytes(gllmk_dtype t, int64_t rows, int64_t cols);
+/* A buffer of bytes random data of dtype t (written in chunks, so the host
+ * holds little); NULL and *st on failure. */
+gllmk_buffer *bench_random_buffer(struct bench *b, gllmk_dtype t, uint64_t bytes, uint64_t seed, gllmk_status *st);
+gllmk_buffer *bench_upload(struct bench *b, const void *host, uint64_t bytes, gllmk_status *st);
+
+/* ------------------------------------------------------------ benchmarks */
+
+void bench_cases_gemm(struct bench *b);
+void bench_cases_matmul_quant(struct bench *b);
+void bench_cases_memory(struct bench *b);
+void bench_cases_attention(struct bench *b);
+void bench_cases_overhead(struct bench *b);
+
+#endif /* GLLMK_BENCH_H */

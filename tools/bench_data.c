@@ -1,0 +1,160 @@
+/* Random tensors: f32 activations in [-1, 1), f16 weights of moderate size,
+ * and quantized blocks that are random bytes with sane scales (a random f16
+ * scale field decodes to anything, NaN included). Large buffers are filled
+ * and written a chunk at a time, so the host never holds a second copy.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define CHUNK_BYTES (16u << 20)
+
+/* Where a block keeps its scales: up to two f16 fields (byte offsets, -1
+ * for none), or one f32 (q8_K). Layouts: SPEC/QUANT.md. */
+struct block_scales {
+	int32_t dtype;
+	int16_t half_at[2];
+	int16_t float_at;
+};
+
+static const struct block_scales block_scales[] = {
+	{ GLLMK_Q4_0, { 0, -1 }, -1 },   { GLLMK_Q4_1, { 0, 2 }, -1 },    { GLLMK_Q5_0, { 0, -1 }, -1 },
+	{ GLLMK_Q5_1, { 0, 2 }, -1 },    { GLLMK_Q8_0, { 0, -1 }, -1 },   { GLLMK_Q2_K, { 80, 82 }, -1 },
+	{ GLLMK_Q3_K, { 108, -1 }, -1 }, { GLLMK_Q4_K, { 0, 2 }, -1 },    { GLLMK_Q5_K, { 0, 2 }, -1 },
+	{ GLLMK_Q6_K, { 208, -1 }, -1 }, { GLLMK_Q8_K, { -1, -1 }, 0 },   { GLLMK_IQ4_NL, { 0, -1 }, -1 },
+	{ GLLMK_IQ4_XS, { 0, -1 }, -1 },
+};
+
+uint64_t bench_rand(uint64_t *s)
+{
+	/* splitmix64: fast, and any seed is a good one */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void bench_fill_f32(float *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)(bench_rand(&seed) >> 40) * 0x1p-23f - 1.0f;
+}
+
+/* A positive f16 between 2^-10 and 2^-6: scale × quant stays modest. */
+static uint16_t sane_scale(uint64_t r)
+{
+	return (uint16_t)((5 + r % 5) << 10 | ((r >> 8) & 0x3ff));
+}
+
+/* A signed f16 between 2^-4 and 1. */
+static uint16_t sane_weight(uint64_t r)
+{
+	return (uint16_t)((r & 0x8000) | (11 + (r >> 16) % 4) << 10 | (r & 0x3ff));
+}
+
+static void fill_bytes(uint8_t *p, size_t n, uint64_t *seed)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t r = bench_rand(seed);
+
+		memcpy(p + i, &r, 8);
+	}
+	for (; i < n; i++)
+		p[i] = (uint8_t)bench_rand(seed);
+}
+
+static void fill_blocks(const struct block_scales *bs, size_t block_bytes, uint8_t *p, size_t bytes, uint64_t *seed)
+{
+	fill_bytes(p, bytes, seed);
+	for (size_t off = 0; off + block_bytes <= bytes; off += block_bytes) {
+		for (int k = 0; k < 2; k++) {
+			if (bs->half_at[k] >= 0) {
+				uint16_t h = sane_scale(bench_rand(seed));
+
+				memcpy(p + off + bs->half_at[k], &h, 2);
+			}
+		}
+		if (bs->float_at >= 0) {
+			float d = 1e-3f;
+
+			memcpy(p + off + bs->float_at, &d, 4);
+		}
+	}
+}
+
+void bench_fill_dtype(gllmk_dtype t, void *p, size_t bytes, uint64_t seed)
+{
+	uint64_t s = seed;
+
+	if (t == GLLMK_F32) {
+		bench_fill_f32(p, bytes / 4, seed);
+		return;
+	}
+	if (t == GLLMK_F16 || t == GLLMK_BF16) {
+		uint16_t *h = p;
+
+		for (size_t i = 0; i < bytes / 2; i++) {
+			uint16_t w = sane_weight(bench_rand(&s));
+
+			/* bf16: the same sign and a small exponent (2^-4..1) */
+			h[i] = t == GLLMK_F16 ? w : (uint16_t)((w & 0x8000) | (123 + (w >> 10) % 4) << 7 | (w & 0x7f));
+		}
+		return;
+	}
+	for (size_t i = 0; i < sizeof(block_scales) / sizeof(block_scales[0]); i++) {
+		if (block_scales[i].dtype == (int32_t)t) {
+			fill_blocks(&block_scales[i], (size_t)gllmk_dtype_block_bytes(t), p, bytes, &s);
+			return;
+		}
+	}
+	fill_bytes(p, bytes, &s); /* i32 and anything without scales */
+}
+
+uint64_t bench_matrix_bytes(gllmk_dtype t, int64_t rows, int64_t cols)
+{
+	uint64_t row = 0;
+
+	if (gllmk_dtype_row_bytes(t, cols, &row) != GLLMK_OK)
+		return 0;
+	return row * (uint64_t)rows;
+}
+
+gllmk_buffer *bench_random_buffer(struct bench *b, gllmk_dtype t, uint64_t bytes, uint64_t seed, gllmk_status *st)
+{
+	uint64_t block = (uint64_t)gllmk_dtype_block_bytes(t);
+	uint64_t chunk = CHUNK_BYTES / block * block;
+	gllmk_buffer *buf = NULL;
+	void *host = malloc(chunk);
+
+	*st = host ? gllmk_buffer_alloc(b->ctx, bytes, &buf) : GLLMK_E_NO_MEMORY;
+	for (uint64_t off = 0; *st == GLLMK_OK && off < bytes; off += chunk) {
+		uint64_t n = bytes - off < chunk ? bytes - off : chunk;
+
+		bench_fill_dtype(t, host, n, seed + off);
+		*st = gllmk_buffer_write(buf, off, host, n);
+	}
+	free(host);
+	if (*st != GLLMK_OK && buf) {
+		gllmk_buffer_free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+gllmk_buffer *bench_upload(struct bench *b, const void *host, uint64_t bytes, gllmk_status *st)
+{
+	gllmk_buffer *buf = NULL;
+
+	*st = gllmk_buffer_alloc(b->ctx, bytes, &buf);
+	if (*st == GLLMK_OK)
+		*st = gllmk_buffer_write(buf, 0, host, bytes);
+	if (*st != GLLMK_OK && buf) {
+		gllmk_buffer_free(buf);
+		buf = NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,245 @@
+/* gllmk-probe: what a plugin can do when asked for by name.
+ *
+ * The plugin is opened by name and every operator of ABI v1 is called once
+ * per variant that matters to a user (each weight dtype of matmul, dequantize
+ * and get_rows; each conversion; f32, f16 and paged KV in attention) on tiny
+ * zero-filled tensors, each followed by gllmk_sync so an error is pinned on the
+ * op that caused it. What it reports is the plugin's own answer: OK, or the
+ * status and message it (or the core, for an empty slot) gave. Correctness is
+ * the self-test's job (--plugin NAME) and the conformance suite's.
+ */
+#include <string.h>
+
+#include "probe_report.h"
+#include "probe_tensor.h"
+
+#define ROW 256 /* one block of every 256-element quant format, eight of the 32-element ones */
+
+typedef gllmk_status (*unary_op)(gllmk_context *, const gllmk_tensor *, const gllmk_tensor *);
+typedef gllmk_status (*binary_op)(gllmk_context *, const gllmk_tensor *, const gllmk_tensor *,
+				  const gllmk_tensor *);
+
+struct cap_arg {
+	gllmk_dtype a, b;
+	unary_op unary;
+	binary_op binary;
+	int variant;
+};
+
+struct cap_try {
+	const char *name;
+	gllmk_status (*run)(struct arena *, const struct cap_arg *);
+	struct cap_arg arg;
+};
+
+static gllmk_status try_matmul(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, ROW));
+	const gllmk_tensor *w = arena_new(a, c->a, NULL, SHAPE(4, ROW));
+	const gllmk_tensor *bias = arena_new(a, GLLMK_F32, NULL, SHAPE(4));
+
+	return a->st ? a->st : gllmk_matmul(a->ctx, y, x, w, bias);
+}
+
+static gllmk_status try_gemm(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *cc = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 5));
+	const gllmk_tensor *aa = arena_new(a, GLLMK_F32, NULL, SHAPE(7, 3));
+	const gllmk_tensor *bb = arena_new(a, GLLMK_F32, NULL, SHAPE(5, 7));
+	gllmk_gemm_params p = { .trans_a = 1, .trans_b = 1, .alpha = 1.0f, .beta = 0.5f };
+
+	(void)c;
+	return a->st ? a->st : gllmk_gemm(a->ctx, cc, aa, bb, &p);
+}
+
+/* dequantize, quantize and convert: y (dtype b) = x (dtype a) */
+static gllmk_status try_transcode(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, c->b, NULL, SHAPE(2, ROW));
+	const gllmk_tensor *x = arena_new(a, c->a, NULL, SHAPE(2, ROW));
+
+	return a->st ? a->st : c->unary(a->ctx, y, x);
+}
+
+static gllmk_status try_get_rows(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t ids[2] = { 3, 1 };
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(2, ROW));
+	const gllmk_tensor *table = arena_new(a, c->a, NULL, SHAPE(4, ROW));
+	const gllmk_tensor *id = arena_new(a, GLLMK_I32, ids, SHAPE(2));
+
+	return a->st ? a->st : gllmk_get_rows(a->ctx, y, table, id);
+}
+
+static gllmk_status try_unary(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+
+	return a->st ? a->st : c->unary(a->ctx, y, x);
+}
+
+/* add, mul and swiglu; b is broadcast as one row where the op allows it */
+static gllmk_status try_binary(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *b = c->variant ? arena_new(a, GLLMK_F32, NULL, SHAPE(33))
+					   : arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+
+	return a->st ? a->st : c->binary(a->ctx, y, x, b);
+}
+
+static gllmk_status try_scale(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+
+	(void)c;
+	return a->st ? a->st : gllmk_scale(a->ctx, y, x, 0.5f);
+}
+
+static gllmk_status try_norm(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *w = arena_new(a, GLLMK_F32, NULL, SHAPE(33));
+	const gllmk_tensor *b = arena_new(a, GLLMK_F32, NULL, SHAPE(33));
+
+	if (a->st)
+		return a->st;
+	return c->variant ? gllmk_layer_norm(a->ctx, y, x, w, b, 1e-5f) : gllmk_rms_norm(a->ctx, y, x, w, 1e-5f);
+}
+
+static gllmk_status try_softmax(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 3, 33));
+	const gllmk_tensor *mask = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	gllmk_softmax_params p = { .scale = 0.125f, .causal = 1 };
+
+	(void)c;
+	return a->st ? a->st : gllmk_softmax(a->ctx, y, x, mask, &p);
+}
+
+static gllmk_status try_rope(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t pos[3] = { 0, 1, 7 };
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 2, 64));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 2, 64));
+	const gllmk_tensor *p = arena_new(a, GLLMK_I32, pos, SHAPE(3));
+	gllmk_rope_params rp = { .mode = c->variant, .n_rot = 32, .theta_base = 10000.0f, .freq_scale = 1.0f };
+
+	return a->st ? a->st : gllmk_rope(a->ctx, y, x, p, &rp);
+}
+
+/* variant 0: contiguous KV; 1: paged KV (4 blocks of 8 tokens) */
+static gllmk_status try_attention(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t table[4] = { 2, 0, 3, 1 };
+	const gllmk_tensor *out = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4, 64));
+	const gllmk_tensor *q = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4, 64));
+	const gllmk_tensor *k, *v, *bt = NULL;
+	gllmk_attention_params p = { .causal = 1 };
+
+	if (c->variant) {
+		k = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+		v = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+		bt = arena_new(a, GLLMK_I32, table, SHAPE(4));
+		p.kv_len = 29;
+	} else {
+		k = arena_new(a, c->a, NULL, SHAPE(29, 2, 64));
+		v = arena_new(a, c->a, NULL, SHAPE(29, 2, 64));
+	}
+	return a->st ? a->st : gllmk_attention(a->ctx, out, q, k, v, NULL, bt, &p);
+}
+
+/* variant 0: argmax; 1: temperature + top-k + top-p */
+static gllmk_status try_sample(struct arena *a, const struct cap_arg *c)
+{
+	const float uniform[2] = { 0.25f, 0.75f };
+	const gllmk_tensor *ids = arena_new(a, GLLMK_I32, NULL, SHAPE(2));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 100));
+	gllmk_sample_params p = { .temperature = 0.8f, .top_k = 40, .top_p = 0.95f };
+
+	if (a->st)
+		return a->st;
+	return c->variant ? gllmk_sample(a->ctx, ids, x, uniform, &p) : gllmk_argmax(a->ctx, ids, x);
+}
+
+/* The weight dtypes of ABI v1: matmul, dequantize and get_rows take them all. */
+#define WEIGHT_DTYPES(X)                                                                   \
+	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q4_0, GLLMK_Q4_0)        \
+	X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1) X(q8_0, GLLMK_Q8_0)    \
+	X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K) X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K)    \
+	X(q6_K, GLLMK_Q6_K) X(q8_K, GLLMK_Q8_K) X(iq4_nl, GLLMK_IQ4_NL) X(iq4_xs, GLLMK_IQ4_XS)
+#define FLOAT_PAIRS(X)                                                                     \
+	X(f32, GLLMK_F32, f16, GLLMK_F16) X(f32, GLLMK_F32, bf16, GLLMK_BF16)              \
+	X(f16, GLLMK_F16, f32, GLLMK_F32) X(bf16, GLLMK_BF16, f32, GLLMK_F32)              \
+	X(f16, GLLMK_F16, bf16, GLLMK_BF16) X(bf16, GLLMK_BF16, f16, GLLMK_F16)
+#define UNARY_OPS(X) X(silu) X(gelu_tanh) X(gelu_erf) X(relu) X(tanh) X(exp)
+
+#define CAP_MATMUL(n, dt) { "matmul:" #n, try_matmul, { .a = dt } },
+#define CAP_DEQUANT(n, dt) { "dequantize:" #n, try_transcode, { .a = dt, .b = GLLMK_F32, .unary = gllmk_dequantize } },
+#define CAP_GET_ROWS(n, dt) { "get_rows:" #n, try_get_rows, { .a = dt } },
+#define CAP_CONVERT(n, a_, m, b_) { "convert:" #n ">" #m, try_transcode, { .a = a_, .b = b_, .unary = gllmk_convert } },
+#define CAP_UNARY(op) { #op, try_unary, { .unary = gllmk_##op } },
+
+static const struct cap_try cap_tries[] = {
+	WEIGHT_DTYPES(CAP_MATMUL)
+	{ "gemm", try_gemm, { 0 } },
+	WEIGHT_DTYPES(CAP_DEQUANT)
+	{ "quantize:q8_0", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_0, .unary = gllmk_quantize } },
+	{ "quantize:q8_K", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_K, .unary = gllmk_quantize } },
+	FLOAT_PAIRS(CAP_CONVERT)
+	WEIGHT_DTYPES(CAP_GET_ROWS)
+	{ "add", try_binary, { .binary = gllmk_add, .variant = 1 } },
+	{ "mul", try_binary, { .binary = gllmk_mul, .variant = 1 } },
+	{ "scale", try_scale, { 0 } },
+	UNARY_OPS(CAP_UNARY)
+	{ "swiglu", try_binary, { .binary = gllmk_swiglu } },
+	{ "rms_norm", try_norm, { .variant = 0 } },
+	{ "layer_norm", try_norm, { .variant = 1 } },
+	{ "softmax", try_softmax, { 0 } },
+	{ "rope:normal", try_rope, { .variant = GLLMK_ROPE_NORMAL } },
+	{ "rope:neox", try_rope, { .variant = GLLMK_ROPE_NEOX } },
+	{ "attention:f32", try_attention, { .a = GLLMK_F32 } },
+	{ "attention:f16", try_attention, { .a = GLLMK_F16 } },
+	{ "attention:paged-f16", try_attention, { .a = GLLMK_F16, .variant = 1 } },
+	{ "argmax", try_sample, { .variant = 0 } },
+	{ "sample", try_sample, { .variant = 1 } },
+};
+
+_Static_assert(sizeof(cap_tries) / sizeof(cap_tries[0]) <= PROBE_MAX_CAPS, "PROBE_MAX_CAPS too small");
+
+static void run_one(gllmk_context *ctx, const struct cap_try *t, struct probe_cap *out)
+{
+	struct arena a = { .ctx = ctx };
+	gllmk_status st = t->run(&a, &t->arg);
+
+	if (st == GLLMK_OK)
+		st = gllmk_sync(ctx);
+	probe_copy(out->op, t->name);
+	out->status = st;
+	if (st != GLLMK_OK)
+		probe_copy(out->message, a.st ? a.err : gllmk_last_error());
+	arena_free(&a);
+}
+
+void probe_capabilities(struct probe_plugin_caps *caps, const struct probe_options *opt, const char *plugin)
+{
+	gllmk_context *ctx;
+	size_t i;
+
+	caps->tried = true;
+	if (probe_open_named(opt, plugin, &ctx, caps->open_error, sizeof(caps->open_error)) != GLLMK_OK)
+		return;
+	caps->opened = true;
+	for (i = 0; i < sizeof(cap_tries) / sizeof(cap_tries[0]); i++) {
+		run_one(ctx, &cap_tries[i], &caps->caps[i]);
+		caps->n_ok += caps->caps[i].status == GLLMK_OK;
+	}
+	caps->n_caps = (int)i;
+	gllmk_close(ctx);
+}
