@@ -51,6 +51,7 @@ struct bench_limits {
 	double dram;        /* GB/s read, all threads */
 	double dram_mib;    /* size of the buffer read */
 	uint64_t llc_bytes; /* last-level cache as the CPU reports it; 0 unknown */
+	double loadavg;     /* 1-minute load average at start; < 0 unknown */
 	char cpu[128];      /* model name */
 };
 

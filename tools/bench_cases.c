@@ -3,7 +3,8 @@
  * Sizes shrink in --smoke mode; names are printed from the sizes used.
  *
  * Data that must come from DRAM on every call (M = 1 weights, the KV cache)
- * rotates over enough copies to fill at least twice the last-level cache.
+ * rotates over at least 8 copies filling at least 256 MiB and twice the
+ * last-level cache.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #define SMOKE_QUANT_K 512
 #define SMOKE_QUANT_M_BIG 8
 #define MIN_ROTATION 8
+#define MIN_ROTATION_BYTES (256ull << 20)
 #define MAX_ROTATION_BYTES (4ull << 30)
 #define MEM_BYTES (256ull << 20)
 #define SMOKE_MEM_BYTES (1ull << 20)
@@ -94,7 +96,7 @@ static gllmk_tensor tensor3(gllmk_buffer *buf, gllmk_dtype t, int64_t a, int64_t
 /* Copies of a matrix needed so a rotation over them streams from DRAM. */
 static int rotation_count(const struct bench *b, uint64_t bytes)
 {
-	uint64_t want = 2 * b->lim.llc_bytes;
+	uint64_t want = 2 * b->lim.llc_bytes > MIN_ROTATION_BYTES ? 2 * b->lim.llc_bytes : MIN_ROTATION_BYTES;
 	int n = MIN_ROTATION;
 
 	if (b->opt->smoke)

@@ -64,6 +64,23 @@ struct cpu_kernels {
 	void (*rms_norm_row)(float *y, const float *x, const float *w, int64_t n, float eps);
 	void (*layer_norm_row)(float *y, const float *x, const float *w, const float *b, int64_t n, float eps);
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
+
+	/* softmax of one row of n visible entries, z_j = scale·x_j + mask_j
+	 * (mask NULL: + 0), in three passes the skeleton composes (ops_softmax.c):
+	 * max = softmax_max_row(); sum = softmax_exp_row() writing y = e^(z − max);
+	 * scale_row(y, y, 1/sum). Both kernels must form z the same way (so the
+	 * largest z − max is exactly 0); −inf entries give 0; scale is finite.
+	 * The sum may be accumulated in f32 (tolerance rt(n), SPEC/TOLERANCES.md). */
+	float (*softmax_max_row)(const float *x, const float *mask, float scale, int64_t n);
+	double (*softmax_exp_row)(float *y, const float *x, const float *mask, float scale, float max,
+				  int64_t n);
+	/* Rotates the first n_rot elements of a row (y may equal x); the skeleton
+	 * copies the rest. neox: pair i is (x[i], x[i + n_rot/2]), cs[i] and sn[i]
+	 * its cos and sin (n_rot/2 entries each). normal: pair i is (x[2i],
+	 * x[2i+1]) and cs, sn have n_rot entries laid out like the row:
+	 * cs = (c0, c0, c1, c1, ...), sn = (−s0, s0, −s1, s1, ...), so that
+	 * y = x·cs + swap_pairs(x)·sn. */
+	void (*rope_row)(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
 };
 
 #endif

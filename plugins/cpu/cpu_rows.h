@@ -32,4 +32,18 @@ static inline void *cpu_row(const gllmk_tensor *t, int64_t r)
 	return p;
 }
 
+/* Threading of the row ops: below CPU_PAR_MIN_ELEMS elements in all, a
+ * call runs inline (waking the pool costs more than it gains); above, a
+ * thread's piece of work is at least CPU_PIECE_MIN_ELEMS elements. */
+#define CPU_PAR_MIN_ELEMS (64 * 1024)
+#define CPU_PIECE_MIN_ELEMS (16 * 1024)
+
+/* The cpu_pool_run grain for `items` work items of `per_item` elements. */
+static inline int64_t cpu_row_grain(int64_t items, int64_t per_item)
+{
+	if (items * per_item <= CPU_PAR_MIN_ELEMS)
+		return items > 1 ? items : 1;
+	return CPU_PIECE_MIN_ELEMS / per_item > 1 ? CPU_PIECE_MIN_ELEMS / per_item : 1;
+}
+
 #endif

@@ -9,8 +9,6 @@
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
 
-#define PAR_MIN_ELEMS (64 * 1024)   /* below this, threading costs more than it gains */
-#define PIECE_MIN_ELEMS (16 * 1024) /* smallest piece a thread takes */
 #define PIECES_PER_THREAD 4
 #define PIECE_ALIGN 16              /* elements: pieces start on a cache line */
 
@@ -130,17 +128,17 @@ static int64_t plan_pieces(struct ew_job *j, int n_threads)
 
 	j->piece = j->n;
 	j->pieces = 1;
-	if (n_threads < 2 || total <= PAR_MIN_ELEMS)
+	if (n_threads < 2 || total <= CPU_PAR_MIN_ELEMS)
 		return j->rows; /* grain = every row: runs inline */
 	if (j->rows >= want)
-		return PIECE_MIN_ELEMS / j->n > 1 ? PIECE_MIN_ELEMS / j->n : 1;
+		return cpu_row_grain(j->rows, j->n);
 
 	int64_t per_row = (want + j->rows - 1) / j->rows;
 	int64_t piece = (j->n + per_row - 1) / per_row;
 
 	piece = (piece + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
-	if (piece < PIECE_MIN_ELEMS)
-		piece = PIECE_MIN_ELEMS;
+	if (piece < CPU_PIECE_MIN_ELEMS)
+		piece = CPU_PIECE_MIN_ELEMS;
 	if (piece < j->n) {
 		j->piece = piece;
 		j->pieces = (j->n + piece - 1) / piece;

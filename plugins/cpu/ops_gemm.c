@@ -27,6 +27,7 @@
 
 #define KC_MIN 128
 #define KC_MAX 1024
+#define MC_MAX 4096
 #define NC_MAX 4096
 #define TILE_MAX 4096           /* mr·nr of the largest register block */
 
@@ -140,8 +141,8 @@ static struct gemm_blocks gemm_blocking(const struct cpu_kernels *k, const struc
 		b.kc = b.kc < QK_K ? QK_K : b.kc / QK_K * QK_K;
 	if (b.kc > g->k)
 		b.kc = g->k;
-	mc_max = clamp(caches.l2 / 2 / (b.kc * (int64_t)sizeof(float)) / mr * mr, mr, 4096);
-	b.nc = clamp(caches.l3 / 2 / (b.kc * (int64_t)sizeof(float)) / nr * nr, nr, NC_MAX);
+	mc_max = clamp(caches.l2 / 2 / (b.kc * (int64_t)sizeof(float)), mr, MC_MAX) / mr * mr;
+	b.nc = clamp(caches.l3 / 2 / (b.kc * (int64_t)sizeof(float)), nr, NC_MAX) / nr * nr;
 	if (b.nc > round_up(g->n, nr))
 		b.nc = round_up(g->n, nr);
 

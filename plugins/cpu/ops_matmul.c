@@ -18,9 +18,7 @@
 #include "ops_gemm.h"
 #include "quant_blocks.h"
 
-#ifndef SMALL_M
 #define SMALL_M 16
-#endif
 #define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
 #define VEC_TILE_N 8            /* weight rows kept hot while every x row passes */
 #define XQ_STACK_BYTES 16384    /* encoded activations up to this size live on the stack */

@@ -3,9 +3,6 @@
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
 
-#define PAR_MIN_ELEMS (64 * 1024)
-#define PIECE_MIN_ELEMS (16 * 1024)
-
 struct norm_job {
 	const struct cpu_kernels *k;
 	const gllmk_tensor *y, *x;
@@ -33,14 +30,11 @@ static void norm_rows(void *arg, int64_t begin, int64_t end, int tid)
 
 static gllmk_status norm_run(const struct cpu_state *s, struct norm_job *j)
 {
-	int64_t rows = cpu_rows(j->x), grain;
+	int64_t rows = cpu_rows(j->x);
 
 	j->k = s->k;
 	j->n = cpu_row_len(j->x);
-	grain = PIECE_MIN_ELEMS / j->n > 1 ? PIECE_MIN_ELEMS / j->n : 1;
-	if (rows * j->n <= PAR_MIN_ELEMS)
-		grain = rows;
-	cpu_pool_run(s->pool, rows, grain, norm_rows, j);
+	cpu_pool_run(s->pool, rows, cpu_row_grain(rows, j->n), norm_rows, j);
 	return GLLMK_OK;
 }
 

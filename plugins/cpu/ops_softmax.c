@@ -3,14 +3,15 @@
  * With causal, row i of each [R, N] matrix sees the prefix of columns
  * j <= i + (N - R); the rest are -inf, so they come out as exact zeros and
  * are never computed. A row with nothing visible (all -inf) is all zeros.
+ *
+ * Each row is three passes of the ISA's kernels (max; exp and sum; scale),
+ * one after the other on the same thread, so that a row read from memory
+ * by the first stays in the cache for the other two.
  */
 #include <math.h>
 
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
-
-#define PAR_MIN_ELEMS (64 * 1024)
-#define PIECE_MIN_ELEMS (16 * 1024)
 
 struct softmax_job {
 	const struct cpu_kernels *k;
@@ -24,32 +25,6 @@ static void zero_row(float *y, int64_t n)
 {
 	for (int64_t j = 0; j < n; j++)
 		y[j] = 0.0f;
-}
-
-/* y[0, n) = scale·x + mask, returning the max. */
-static float scaled_logits(float *y, const float *x, const float *m, float scale, int64_t n)
-{
-	float max = -INFINITY;
-
-	for (int64_t j = 0; j < n; j++) {
-		float v = scale * x[j] + (m ? m[j] : 0.0f);
-
-		y[j] = v;
-		max = v > max ? v : max;
-	}
-	return max;
-}
-
-static double shifted_exp_sum(const struct cpu_kernels *k, float *y, float max, int64_t n)
-{
-	double sum = 0.0;
-
-	for (int64_t j = 0; j < n; j++)
-		y[j] -= max;
-	k->exp_row(y, y, n);
-	for (int64_t j = 0; j < n; j++)
-		sum += y[j];
-	return sum;
 }
 
 static void softmax_row(const struct softmax_job *j, int64_t r)
@@ -67,13 +42,13 @@ static void softmax_row(const struct softmax_job *j, int64_t r)
 		seen = seen < 0 ? 0 : seen > n ? n : seen;
 	}
 
-	float max = scaled_logits(y, x, m, j->scale, seen);
+	float max = seen ? j->k->softmax_max_row(x, m, j->scale, seen) : -INFINITY;
 
-	if (seen == 0 || max == -INFINITY) {
+	if (max == -INFINITY) {
 		zero_row(y, n);
 		return;
 	}
-	double sum = shifted_exp_sum(j->k, y, max, seen);
+	double sum = j->k->softmax_exp_row(y, x, m, j->scale, max, seen);
 
 	j->k->scale_row(y, y, (float)(1.0 / sum), seen);
 	zero_row(y + seen, n - seen);
@@ -100,10 +75,7 @@ gllmk_status cpu_softmax(void *st, gllmk_t y, gllmk_t x, gllmk_t mask, const gll
 		.causal = p ? p->causal : 0,
 	};
 	int64_t rows = cpu_rows(x);
-	int64_t grain = PIECE_MIN_ELEMS / j.n > 1 ? PIECE_MIN_ELEMS / j.n : 1;
 
-	if (rows * j.n <= PAR_MIN_ELEMS)
-		grain = rows;
-	cpu_pool_run(s->pool, rows, grain, softmax_rows, &j);
+	cpu_pool_run(s->pool, rows, cpu_row_grain(rows, j.n), softmax_rows, &j);
 	return GLLMK_OK;
 }

@@ -60,8 +60,8 @@ REF_QUANT_DTYPES(REF_DECLARE_QUANT)
 
 /* ref_vec_dot_<t>(n, w, xq): a weight row of t against an activation row
  * already encoded in t's activation dtype (REF_DTYPES' third column). The
- * reference of the quantized-activation path: both sides decoded, products
- * summed in double per block. */
+ * reference of the quantized-activation path: both sides decoded a block
+ * at a time, products summed in double. */
 #define REF_DECLARE_VEC_DOT(name, dt, vdt) float ref_vec_dot_##name(int64_t n, const void *w, const void *xq);
 REF_DTYPES(REF_DECLARE_VEC_DOT)
 #undef REF_DECLARE_VEC_DOT

@@ -111,3 +111,47 @@ float ref_dot_f32(int64_t n, const float *a, const float *b)
 {
 	return (float)dot_d(a, b, n);
 }
+
+/* z = scale·x + mask, the same expression in both passes. */
+static inline float logit(const float *x, const float *mask, float scale, int64_t j)
+{
+	return scale * x[j] + (mask ? mask[j] : 0.0f);
+}
+
+float ref_softmax_max_row(const float *x, const float *mask, float scale, int64_t n)
+{
+	float max = -INFINITY;
+
+	for (int64_t j = 0; j < n; j++) {
+		float z = logit(x, mask, scale, j);
+
+		max = z > max ? z : max;
+	}
+	return max;
+}
+
+double ref_softmax_exp_row(float *y, const float *x, const float *mask, float scale, float max, int64_t n)
+{
+	double sum = 0.0;
+
+	for (int64_t j = 0; j < n; j++) {
+		y[j] = expf(logit(x, mask, scale, j) - max);
+		sum += y[j];
+	}
+	return sum;
+}
+
+/* Both layouts (cpu_kernels.h) as a_i = x[i·step], b_i = a_i[b_off]; the
+ * normal layout's tables hold each pair's cos at 2i and sin at 2i + 1. */
+void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox)
+{
+	const int64_t step = neox ? 1 : 2, b_off = neox ? n_rot / 2 : 1;
+
+	for (int64_t i = 0; i < n_rot / 2; i++) {
+		const float a = x[i * step], b = x[i * step + b_off];
+		const float c = neox ? cs[i] : cs[2 * i], s = neox ? sn[i] : sn[2 * i + 1];
+
+		y[i * step] = a * c - b * s;
+		y[i * step + b_off] = a * s + b * c;
+	}
+}

@@ -20,6 +20,9 @@ void ref_swiglu_row(float *y, const float *gate, const float *up, int64_t n);
 void ref_rms_norm_row(float *y, const float *x, const float *w, int64_t n, float eps);
 void ref_layer_norm_row(float *y, const float *x, const float *w, const float *b, int64_t n, float eps);
 float ref_dot_f32(int64_t n, const float *a, const float *b);
+float ref_softmax_max_row(const float *x, const float *mask, float scale, int64_t n);
+double ref_softmax_exp_row(float *y, const float *x, const float *mask, float scale, float max, int64_t n);
+void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
 
 /* The row slots of struct cpu_kernels, all references. An ISA's table lists
  * REF_ROW_KERNELS first and then its own kernels for the slots it speeds up
@@ -38,6 +41,9 @@ float ref_dot_f32(int64_t n, const float *a, const float *b);
 	.swiglu_row = ref_swiglu_row,                   \
 	.rms_norm_row = ref_rms_norm_row,               \
 	.layer_norm_row = ref_layer_norm_row,           \
-	.dot_f32 = ref_dot_f32
+	.dot_f32 = ref_dot_f32,                         \
+	.softmax_max_row = ref_softmax_max_row,         \
+	.softmax_exp_row = ref_softmax_exp_row,         \
+	.rope_row = ref_rope_row
 
 #endif

@@ -16,11 +16,13 @@
  *             NaN; subnormal results are rounded once (2^n applied as two
  *             half powers), not flushed.
  *   vf_tanh   odd polynomial below |x| 0.625 (Cephes tanhf), else
- *             1 − 2/(e^2|x| + 1) with the sign put back: ≤ 2 ulp + 1e-7
- *             absolute; ±1 for large |x|; NaN stays NaN.
+ *             (1 − e)/(1 + e), e = e^−2|x|, with the sign put back; ±1 for
+ *             large |x|; NaN stays NaN.
+ *   vf_sigmoid 1/(1 + e^−x) from e^−|x|, so no input overflows.
  *   vf_erfc   (x >= 0) Chebyshev fit t·exp(−x² + P(t)), t = 2/(2 + x)
- *             (Numerical Recipes' erfcc, fractional error < 1.2e-7), x²
- *             split exactly with an FMA so large x keep their precision.
+ *             (Numerical Recipes' erfcc, fractional error < 1.2e-7), the
+ *             exponent carried as a float pair so large x keep their
+ *             precision.
  *   vf_erf    Taylor series below |x| 0.5, 1 − erfc(|x|) above.
  */
 #ifndef GLLMK_X86_SIMD_H
@@ -365,6 +367,19 @@ static inline void vf_store_bf16_n(uint16_t *p, vf v, int64_t n)
 	vi_narrow_u16_n(p, vf_to_bf16_bits(v), n);
 }
 
+/* 1/d for finite d > 0 to about 1 ulp: the hardware estimate (2^-14
+ * AVX-512, 2^-12 AVX2) and one Newton step, several times the throughput
+ * of a division. d = inf or 0 gives NaN: callers keep d in range. */
+static inline vf vf_recip(vf d)
+{
+#if VEC_WIDTH == 16
+	vf r = _mm512_rcp14_ps(d);
+#else
+	vf r = _mm256_rcp_ps(d);
+#endif
+	return vf_fma(r, vf_fnma(d, r, vf_set1(1.0f)), r);
+}
+
 /* ------------------------------------------------------------- exp */
 
 #define EXP_HI 88.8f           /* e^x = inf above 88.7228 */
@@ -410,6 +425,16 @@ static inline vf vf_exp(vf x)
 
 /* ------------------------------------------------------------ tanh */
 
+/* 1/(1 + e^−x) from e = e^−|x| <= 1: the denominator stays in [1, 2],
+ * large |x| give exactly 0 or 1, NaN stays NaN. */
+static inline vf vf_sigmoid(vf x)
+{
+	vf e = vf_exp(vf_sub(vf_zero(), vf_abs(x)));
+	vf r = vf_recip(vf_add(vf_set1(1.0f), e));
+
+	return vf_select(vf_ge(x, vf_zero()), r, vf_mul(e, r));
+}
+
 static inline vf vf_tanh(vf x)
 {
 	vf a = vf_abs(x);
@@ -424,11 +449,12 @@ static inline vf vf_tanh(vf x)
 	p = vf_fma(p, z, vf_set1(-3.33332819422e-1f));
 	vf small = vf_fma(vf_mul(p, z), x, x);
 
-	/* else 1 − 2/(e^2|x| + 1): e^2|x| = inf gives exactly 1 */
-	vf e = vf_exp(vf_add(a, a));
-	vf big = vf_copysign(vf_sub(vf_set1(1.0f), vf_div(vf_set1(2.0f), vf_add(e, vf_set1(1.0f)))), x);
+	/* else (1 − e)/(1 + e), e = e^−2|x| <= 0.29: no cancellation, and
+	 * e = 0 (large |x|) gives exactly 1 */
+	vf e = vf_exp(vf_mul(a, vf_set1(-2.0f)));
+	vf big = vf_mul(vf_sub(vf_set1(1.0f), e), vf_recip(vf_add(vf_set1(1.0f), e)));
 
-	return vf_select(vf_lt(a, vf_set1(0.625f)), small, big);
+	return vf_select(vf_lt(a, vf_set1(0.625f)), small, vf_copysign(big, x));
 }
 
 /* ------------------------------------------------------------- erf */
@@ -436,7 +462,10 @@ static inline vf vf_tanh(vf x)
 /* erfc(x) for x >= 0 (or NaN). */
 static inline vf vf_erfc(vf x)
 {
-	vf t = vf_div(vf_set1(2.0f), vf_add(x, vf_set1(2.0f)));
+	/* erfc(10) = 2e-45 already rounds to 0; bounding x keeps x² finite. */
+	x = vf_min(vf_set1(10.0f), x);
+
+	vf t = vf_mul(vf_set1(2.0f), vf_recip(vf_add(x, vf_set1(2.0f))));
 	vf p = vf_set1(0.17087277f);
 
 	p = vf_fma(p, t, vf_set1(-0.82215223f));
@@ -449,11 +478,18 @@ static inline vf vf_erfc(vf x)
 	p = vf_fma(p, t, vf_set1(1.00002368f));
 	p = vf_fma(p, t, vf_set1(-1.26551223f));
 
-	/* −x² = −hi − lo exactly: the exponent keeps its absolute accuracy */
+	/* The exponent −x² + P as s + err: x² = hi + lo exactly (FMA), and
+	 * s = (P − lo) − hi with its rounding error err recovered (Fast2Sum,
+	 * |hi| >= |P − lo| wherever it matters), so e^(s + err) = e^s·(1 + err)
+	 * keeps full precision even where x² is large. */
 	vf hi = vf_mul(x, x);
 	vf lo = vf_fms(x, x, hi);
+	vf b = vf_sub(p, lo);
+	vf sum = vf_sub(b, hi);
+	vf err = vf_sub(vf_add(sum, hi), b);   /* rounding of sum, negated */
+	vf e = vf_exp(sum);
 
-	return vf_mul(t, vf_exp(vf_sub(vf_sub(p, lo), hi)));
+	return vf_mul(t, vf_fnma(e, err, e));
 }
 
 #define TWO_OVER_SQRT_PI 1.12837916709551257390f

@@ -1,0 +1,100 @@
+/* Matrix family.
+ *  -DWTYPE=t  matmul: y[M,N] = x[M,K] · w[N,K]ᵀ (+ bias[N]), w of dtype t.
+ *             One work-item per output column n and MT rows of x: each
+ *             32-element piece of w's row is decoded once into registers
+ *             and dotted with MT rows of x (x stays f32: no activation
+ *             quantization, so results are as close to exact as f32 gets).
+ *  -DGEMM     BLAS sgemm, row-major: c = alpha·op(a)·op(b) + beta·c; one
+ *             work-item per element of c. */
+#include "common.h"
+
+/* rows of x per work-item: 4 for matmul (each decoded piece serves 4 rows),
+ * -DMT=1 for the matvec variant (M < 4: a decode loop's GEMV) */
+#ifndef MT
+#define MT 4
+#endif
+
+#ifdef WTYPE
+#include "decode.h"
+
+__kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off, long x_s0, cbytes *wb, ulong w_off,
+		    long w_s0, cbytes *bb, ulong b_off, int has_bias, long M, long N, long K, long total)
+{
+	long g = get_global_id(0);
+
+	if (g >= total)
+		return;
+	long n = g % N, m0 = g / N * MT;
+	int rows = (int)min((long)MT, M - m0);
+	cbytes *w = wb + w_off + n * w_s0;
+	__global const float *x[MT];
+	float acc[MT];
+
+	for (int i = 0; i < MT; i++) {
+		x[i] = (__global const float *)(xb + x_off + (m0 + min(i, rows - 1)) * x_s0);
+		acc[i] = 0.0f;
+	}
+#if WBLOCK
+	for (long k0 = 0; k0 < K; k0 += 32) {
+		float v[32];
+
+		deq32(w + (k0 / WQK) * WQB, (int)(k0 % WQK / 32), v);
+		for (int i = 0; i < MT; i++) {
+			float s = 0.0f;
+
+			for (int l = 0; l < 32; l++)
+				s = fma(v[l], x[i][k0 + l], s);
+			acc[i] += s;
+		}
+	}
+#else
+	for (long k0 = 0; k0 < K; k0 += 32) {
+		float part[MT];
+		int len = (int)min(32L, K - k0);
+
+		for (int i = 0; i < MT; i++)
+			part[i] = 0.0f;
+		for (int l = 0; l < len; l++) {
+			float v = wload(w, k0 + l);
+
+			for (int i = 0; i < MT; i++)
+				part[i] = fma(v, x[i][k0 + l], part[i]);
+		}
+		for (int i = 0; i < MT; i++)
+			acc[i] += part[i];
+	}
+#endif
+	float bias = has_bias ? ((__global const float *)(bb + b_off))[n] : 0.0f;
+
+	for (int i = 0; i < rows; i++)
+		((__global float *)(yb + y_off + (m0 + i) * y_s0))[n] = acc[i] + bias;
+}
+#endif /* WTYPE */
+
+#ifdef GEMM
+__kernel void KNAME(gbytes *cb, ulong c_off, long c_s0, cbytes *ab, ulong a_off, long a_s0, cbytes *bb, ulong b_off,
+		    long b_s0, int trans_a, int trans_b, float alpha, float beta, long M, long N, long K, long total)
+{
+	long g = get_global_id(0);
+
+	if (g >= total)
+		return;
+	long m = g / N, n = g % N;
+	/* element steps of op(a) along k and of op(b) along k */
+	__global const float *a = (__global const float *)(ab + a_off + (trans_a ? 0 : m * a_s0)) + (trans_a ? m : 0);
+	__global const float *b = (__global const float *)(bb + b_off + (trans_b ? n * b_s0 : 0)) + (trans_b ? 0 : n);
+	long ak = trans_a ? a_s0 / 4 : 1, bk = trans_b ? 1 : b_s0 / 4;
+	float acc = 0.0f;
+
+	for (long k0 = 0; k0 < K; k0 += 32) {
+		float part = 0.0f;
+
+		for (long k = k0; k < min(K, k0 + 32); k++)
+			part = fma(a[k * ak], b[k * bk], part);
+		acc += part;
+	}
+	__global float *c = (__global float *)(cb + c_off + m * c_s0) + n;
+
+	*c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+#endif

@@ -1,0 +1,37 @@
+/* cpu-avx2's kernel tables: the reference kernels, overridden by the AVX2
+ * ones (a later designated initialiser wins; -Wno-override-init). Two
+ * tables that differ only in the integer dot of the quantized matmul:
+ * vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks one. */
+#include "cpu_kernels.h"
+#include "ref/quant_ref.h"
+#include "ref/rows_ref.h"
+#include "avx2_kernels.h"
+#include "rows_x86.h"
+
+#define AVX2_KERNELS(dot)                                                                       \
+	{                                                                                       \
+		.isa = "avx2",                                                                  \
+		.dequant_row = REF_DEQUANT_ROWS,                                                \
+		.quant_row = REF_QUANT_ROWS,                                                    \
+		.matmul = REF_MATMUL_KERNELS,                                                   \
+		REF_ROW_KERNELS,                                                                \
+		AVX2_ROW_KERNELS,                                                               \
+		.dequant_row[GLLMK_Q8_0] = avx2_dequant_row_q8_0,                               \
+		.dequant_row[GLLMK_Q4_0] = avx2_dequant_row_q4_0,                               \
+		.dequant_row[GLLMK_Q4_K] = avx2_dequant_row_q4_K,                               \
+		.dequant_row[GLLMK_Q6_K] = avx2_dequant_row_q6_K,                               \
+		.quant_row[GLLMK_Q8_0] = avx2_quant_row_q8_0,                                   \
+		.quant_row[GLLMK_Q8_K] = avx2_quant_row_q8_K,                                   \
+		.matmul[GLLMK_F16] = { .vec_dtype = GLLMK_F32, .vec_dot = avx2_vec_dot_f16 },   \
+		.matmul[GLLMK_BF16] = { .vec_dtype = GLLMK_F32, .vec_dot = avx2_vec_dot_bf16 }, \
+		.matmul[GLLMK_Q8_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q8_0 }, \
+		.matmul[GLLMK_Q4_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q4_0 }, \
+		.matmul[GLLMK_Q4_K] = { .vec_dtype = GLLMK_Q8_K, .vec_dot = dot##_vec_dot_q4_K }, \
+		.matmul[GLLMK_Q6_K] = { .vec_dtype = GLLMK_Q8_K, .vec_dot = dot##_vec_dot_q6_K }, \
+		.mr = AVX2_SGEMM_MR,                                                            \
+		.nr = AVX2_SGEMM_NR,                                                            \
+		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \
+	}
+
+const struct cpu_kernels avx2_kernels = AVX2_KERNELS(avx2);
+const struct cpu_kernels avx2_vnni_kernels = AVX2_KERNELS(avx2vnni);

@@ -1,0 +1,77 @@
+/* Unpacking of the weight blocks into bytes, shared by the decoders
+ * (quant_avx512.c) and the integer dots (matmul_quant_avx512.c): each gives
+ * a zmm of 64 unsigned quants in element order, still biased (q4: 0..15,
+ * q6: 0..63), so a dot can use them as vpdpbusd's unsigned operand. */
+#ifndef GLLMK_AVX512_BLOCKS_H
+#define GLLMK_AVX512_BLOCKS_H
+
+#include <immintrin.h>
+
+#include "fp16.h"
+#include "quant_blocks.h"
+
+static inline float f16_scalar(uint16_t h)
+{
+	return _cvtsh_ss(h);
+}
+
+/* Two q4_0 blocks a, b: [a 0..15 | a 16..31 | b 0..15 | b 16..31], i.e.
+ * low nibbles of a, high nibbles of a, then b. */
+static inline __m512i q4_0_pair_bytes(const struct block_q4_0 *a, const struct block_q4_0 *b)
+{
+	const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a->qs)),
+						   _mm_loadu_si128((const __m128i *)b->qs), 1);
+	const __m512i dup = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3),
+						     _mm512_castsi256_si512(ab));
+	/* 16-bit lanes 8..15 and 24..31 (the second copy of each) shift by 4 */
+	const __m512i nib = _mm512_mask_srli_epi16(dup, 0xff00ff00u, dup, 4);
+
+	return _mm512_and_si512(nib, _mm512_set1_epi8(0x0f));
+}
+
+/* 64 elements 64j..64j+63 of a q4_K block: low nibbles of qs[32j..], then
+ * high nibbles. */
+static inline __m512i q4_K_quarter(const struct block_q4_K *b, int j)
+{
+	const __m256i q = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * j));
+	const __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0f));
+	const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0f));
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+/* The 8 6-bit scales and 8 mins of a q4_K block (k4_scale_min of the
+ * reference, four at a time in 32-bit words). */
+static inline void q4_K_scales(const struct block_q4_K *b, uint8_t sc[8], uint8_t m[8])
+{
+	uint32_t u0, u1, u2, s_hi, m_hi;
+
+	memcpy(&u0, b->scales, 4);
+	memcpy(&u1, b->scales + 4, 4);
+	memcpy(&u2, b->scales + 8, 4);
+	const uint32_t s_lo = u0 & 0x3f3f3f3f, m_lo = u1 & 0x3f3f3f3f;
+
+	s_hi = (u2 & 0x0f0f0f0f) | ((u0 >> 6) & 0x03030303) << 4;
+	m_hi = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 6) & 0x03030303) << 4;
+	memcpy(sc, &s_lo, 4);
+	memcpy(sc + 4, &s_hi, 4);
+	memcpy(m, &m_lo, 4);
+	memcpy(m + 4, &m_hi, 4);
+}
+
+/* Half h (128 elements) of a q6_K block: lo = elements 0..63, hi = 64..127
+ * of the half, each a 6-bit unsigned quant (the − 32 is the caller's). */
+static inline void q6_K_half(const struct block_q6_K *b, int h, __m512i *lo, __m512i *hi)
+{
+	const __m512i ql = _mm512_loadu_si512(b->ql + 64 * h);
+	const __m256i qh = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+	/* [qh | qh >> 2]: bits 0-1 then 2-3 (and, >> 4 more, 4-5 then 6-7) */
+	const __m512i qhz = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+	const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03);
+
+	*lo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(qhz, m2), 4));
+	*hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+			      _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qhz, 4), m2), 4));
+}
+
+#endif

@@ -1,0 +1,38 @@
+/* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_kernels.h). The
+ * integer dots exist twice, from one source (matmul_quant_avx512.c): avx512_*
+ * with vpmaddubsw + vpmaddwd (any AVX-512 BW CPU) and avx512vnni_* with
+ * vpdpbusd; open picks the table. */
+#ifndef GLLMK_AVX512_KERNELS_H
+#define GLLMK_AVX512_KERNELS_H
+
+#include <stdint.h>
+
+/* sgemm_avx512.c: a 14×32 register block (28 zmm accumulators). */
+#define AVX512_SGEMM_MR 14
+#define AVX512_SGEMM_NR 32
+void avx512_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta);
+
+/* quant_avx512.c: activation encoders, bit for bit the reference ones, and
+ * weight decoders. */
+void avx512_quant_row_q8_0(const float *x, void *dst, int64_t n);
+void avx512_quant_row_q8_K(const float *x, void *dst, int64_t n);
+void avx512_dequant_row_q4_0(const void *src, float *y, int64_t n);
+void avx512_dequant_row_q8_0(const void *src, float *y, int64_t n);
+void avx512_dequant_row_q4_K(const void *src, float *y, int64_t n);
+void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
+
+/* matmul_half_avx512.c: float weights against f32 activations. */
+float avx512_vec_dot_f32(int64_t n, const void *w, const void *x);
+float avx512_vec_dot_f16(int64_t n, const void *w, const void *x);
+float avx512_vec_dot_bf16(int64_t n, const void *w, const void *x);
+
+/* matmul_quant_avx512.c: block weights against q8_0 / q8_K activations. */
+#define AVX512_DECLARE_DOTS(isa)                                                \
+	float isa##_vec_dot_q8_0(int64_t n, const void *w, const void *xq);     \
+	float isa##_vec_dot_q4_0(int64_t n, const void *w, const void *xq);     \
+	float isa##_vec_dot_q4_K(int64_t n, const void *w, const void *xq);     \
+	float isa##_vec_dot_q6_K(int64_t n, const void *w, const void *xq);
+AVX512_DECLARE_DOTS(avx512)
+AVX512_DECLARE_DOTS(avx512vnni)
+
+#endif

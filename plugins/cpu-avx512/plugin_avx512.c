@@ -1,0 +1,46 @@
+/* cpu-avx512: the CPU framework with the AVX-512 kernels. The plugin's one
+ * export is its entry; the tables are static const data.
+ *
+ * Baseline code (no ISA flags, no LTO): the entry and open run on any x86-64
+ * and choose between two kernel tables by CPUID, the AVX512_VNNI one where
+ * the CPU has it (vpdpbusd), else the Skylake-X one (vpmaddubsw). */
+#include <stdio.h>
+
+#include "cpu_plugin.h"
+#include "x86_features.h"
+
+extern const struct cpu_kernels avx512_kernels;             /* kernels_avx512.c */
+extern const struct cpu_kernels avx512_vnni_kernels;        /* kernels_avx512.c */
+gllmk_probe_result avx512_probe(gllmk_probe_info *info);    /* probe_avx512.c */
+
+static gllmk_status avx512_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)
+{
+	struct x86_features f;
+
+	x86_features_read(&f);
+	/* A host that opens without probing gets a refusal, not SIGILL. */
+	if (!x86_can_run_avx512(&f, reason, reason_len))
+		return GLLMK_E_UNSUPPORTED;
+	return cpu_open(args, state, reason, reason_len, f.avx512vnni ? &avx512_vnni_kernels : &avx512_kernels);
+}
+
+CPU_PLUGIN_TABLE(avx512_table, "cpu-avx512", avx512_probe, avx512_open);
+
+__attribute__((visibility("default")))
+const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len);
+
+const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len)
+{
+	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
+		snprintf(reason, reason_len, "cpu-avx512 speaks ABI %d.%d; the core speaks %u.%u",
+			 GLLMK_ABI_MAJOR, GLLMK_ABI_MINOR, host ? host->abi_major : 0u,
+			 host ? host->abi_minor : 0u);
+		return NULL;
+	}
+	if (host->struct_size < offsetof(gllmk_host, set_error) + sizeof(host->set_error)) {
+		snprintf(reason, reason_len, "cpu-avx512 needs a host struct of at least %zu bytes, got %u",
+			 offsetof(gllmk_host, set_error) + sizeof(host->set_error), host->struct_size);
+		return NULL;
+	}
+	return &avx512_table;
+}

@@ -1,0 +1,45 @@
+/* cpu-neon: the CPU framework with the AArch64 AdvSIMD kernels. The
+ * plugin's one export is its entry; the tables are static const data.
+ * open chooses between two kernel tables by HWCAP: the sdot one where the
+ * CPU has the dot-product instructions, else plain AdvSIMD (smull/sadalp). */
+#include <stdio.h>
+
+#include "cpu_plugin.h"
+#include "neon_kernels.h"
+
+extern const struct cpu_kernels neon_kernels;               /* kernels_neon.c */
+extern const struct cpu_kernels neon_dotprod_kernels;       /* kernels_neon.c */
+gllmk_probe_result neon_probe(gllmk_probe_info *info);      /* probe_neon.c */
+
+static gllmk_status neon_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)
+{
+	struct neon_features f;
+
+	neon_features_read(&f);
+	if (!f.asimd) {
+		snprintf(reason, reason_len, "the CPU does not report AdvSIMD (HWCAP_ASIMD)");
+		return GLLMK_E_UNSUPPORTED;
+	}
+	return cpu_open(args, state, reason, reason_len, f.dotprod ? &neon_dotprod_kernels : &neon_kernels);
+}
+
+CPU_PLUGIN_TABLE(neon_table, "cpu-neon", neon_probe, neon_open);
+
+__attribute__((visibility("default")))
+const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len);
+
+const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len)
+{
+	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
+		snprintf(reason, reason_len, "cpu-neon speaks ABI %d.%d; the core speaks %u.%u",
+			 GLLMK_ABI_MAJOR, GLLMK_ABI_MINOR, host ? host->abi_major : 0u,
+			 host ? host->abi_minor : 0u);
+		return NULL;
+	}
+	if (host->struct_size < offsetof(gllmk_host, set_error) + sizeof(host->set_error)) {
+		snprintf(reason, reason_len, "cpu-neon needs a host struct of at least %zu bytes, got %u",
+			 offsetof(gllmk_host, set_error) + sizeof(host->set_error), host->struct_size);
+		return NULL;
+	}
+	return &neon_table;
+}

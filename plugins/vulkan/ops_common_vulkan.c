@@ -1,0 +1,85 @@
+/* Tensor views as the shaders take them: rows of a 4-D [d0, d1, d2, n]
+ * shape, a byte offset inside the binding and three outer byte strides. */
+#include <stdlib.h>
+
+#include "vk_plugin.h"
+
+struct vk_rows vk_rows_of(const gllmk_tensor *t)
+{
+	int64_t d[4] = { 1, 1, 1, 1 };
+
+	for (int i = 0; i < t->ndim; i++)
+		d[4 - t->ndim + i] = t->shape[i];
+	return (struct vk_rows){
+		.n = (uint32_t)d[3],
+		.d1 = (uint32_t)d[1],
+		.d2 = (uint32_t)d[2],
+		.rows = (uint32_t)(d[0] * d[1] * d[2]),
+	};
+}
+
+struct vk_view vk_view_of(struct vk_ctx *c, struct vk_call *call, int slot, const gllmk_tensor *t, bool write)
+{
+	uint32_t s[4] = { 0, 0, 0, 0 };
+
+	for (int i = 0; i < t->ndim - 1; i++)
+		s[4 - t->ndim + i] = t->shape[i] == 1 ? 0 : (uint32_t)t->stride[i];
+	return (struct vk_view){
+		.off = vk_bind(c, call, slot, t, write),
+		.s0 = s[0],
+		.s1 = s[1],
+		.s2 = s[2],
+	};
+}
+
+uint64_t vk_groups(uint64_t items, uint32_t per_group)
+{
+	uint64_t g = (items + per_group - 1) / per_group;
+
+	/* the kernels loop grid-stride beyond this */
+	return g < 65535 ? g : 65535;
+}
+
+/* Index checks run on the host before the op is recorded, so a bad index is
+ * GLLMK_E_BOUNDS from the call itself, as SPEC/OPERATORS.md says. A mapped
+ * buffer (lavapipe, integrated GPUs) is read in place; a device-local one
+ * is read back through staging. Either waits only when a pending operator
+ * writes the indices (ids made by argmax/sample on the device). The
+ * shaders also clamp and flag, as a second line (vk_finish reports it). */
+gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
+			       int32_t *value)
+{
+	struct vk_buf *b = t->buf->impl;
+	const int32_t *v;
+	int32_t *copy = NULL;
+	gllmk_status st = GLLMK_OK;
+
+	*pos = -1;
+	if (b->map && !vk_buf_pending_write(c, b)) {
+		v = (const int32_t *)(b->map + t->offset);
+		if (!b->coherent) {
+			const VkMappedMemoryRange r = {
+				.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+				.memory = b->mem,
+				.size = VK_WHOLE_SIZE,
+			};
+			c->fn.vkInvalidateMappedMemoryRanges(c->dev, 1, &r);
+		}
+	} else {
+		copy = malloc(count * sizeof(int32_t));
+		if (!copy)
+			return c->host->set_error(GLLMK_E_NO_MEMORY, "vulkan: no host memory to check %llu indices",
+						  (unsigned long long)count);
+		st = vk_read_raw(c, b, t->offset, copy, count * sizeof(int32_t));
+		v = copy;
+	}
+	for (uint64_t i = 0; !st && i < count; i++) {
+		if (v[i] < 0 || v[i] >= limit) {
+			*pos = (int64_t)i;
+			*value = v[i];
+			break;
+		}
+	}
+	free(copy);
+	return st;
+}

@@ -1,0 +1,103 @@
+/* matmul and gemm. Small M (decode, M <= VK_MATVEC_MAX_M) goes to
+ * matvec.comp: one workgroup per weight row, the row decoded once for all
+ * activation rows. Larger M goes to the tiled shared-memory GEMM
+ * (matmul.comp), which also serves gemm's f32 transposes. Weights of every
+ * dtype are decoded in the kernels; activations stay f32 (no q8 rounding of
+ * x, so results sit closer to the exact product than ggml's). */
+#include "vk_plugin.h"
+
+#define VK_MATVEC_MAX_M 8
+#define VK_TILE 64
+
+struct matvec_push {
+	uint32_t M, N, K, flags;
+	uint32_t xo, xs0;
+	uint32_t wo, ws0;
+	uint32_t yo, ys0;
+	uint32_t biaso;
+};
+
+struct gemm_push {
+	uint32_t M, N, K, flags;
+	uint32_t ao, asm_, ask;
+	uint32_t bo, bsn, bsk;
+	uint32_t co, cs0;
+	uint32_t biaso;
+	float alpha, beta;
+	uint32_t tiles_n;
+};
+
+#define VK_MATMUL_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATMUL_##T,
+#define VK_MATVEC_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_##T,
+static const enum vk_kernel matmul_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATMUL_KERNEL) };
+static const enum vk_kernel matvec_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_KERNEL) };
+
+static uint32_t row_stride(gllmk_t t)
+{
+	return t->ndim == 2 ? (uint32_t)t->stride[0] : 0;
+}
+
+static gllmk_status gemm_run(struct vk_ctx *c, enum vk_kernel k, struct vk_call *call, struct gemm_push *p)
+{
+	p->tiles_n = (p->N + VK_TILE - 1) / VK_TILE;
+	uint64_t tiles_m = (p->M + VK_TILE - 1) / VK_TILE;
+	return vk_dispatch(c, k, call, p, sizeof(*p), tiles_m * p->tiles_n);
+}
+
+gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	uint32_t M = x->ndim == 2 ? (uint32_t)x->shape[0] : 1;
+	uint32_t K = (uint32_t)x->shape[x->ndim - 1];
+	uint32_t N = (uint32_t)w->shape[0];
+	uint32_t yo = vk_bind(c, &call, 0, y, true);
+	uint32_t wo = vk_bind(c, &call, 1, w, false);
+	uint32_t xo = vk_bind(c, &call, 2, x, false);
+	uint32_t bo = bias ? vk_bind(c, &call, 3, bias, false) : 0;
+
+	if (M <= VK_MATVEC_MAX_M) {
+		struct matvec_push p = {
+			.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
+			.xo = xo, .xs0 = row_stride(x),
+			.wo = wo, .ws0 = (uint32_t)w->stride[0],
+			.yo = yo, .ys0 = row_stride(y),
+			.biaso = bo,
+		};
+		return vk_dispatch(c, matvec_kernel[w->dtype], &call, &p, sizeof(p), N);
+	}
+	struct gemm_push p = {
+		.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
+		.ao = xo, .asm_ = row_stride(x), .ask = 4,
+		.bo = wo, .bsn = (uint32_t)w->stride[0], .bsk = w->dtype == GLLMK_F32 ? 4 : 0,
+		.co = yo, .cs0 = row_stride(y),
+		.biaso = bo,
+		.alpha = 1.0f,
+	};
+	return gemm_run(c, matmul_kernel[w->dtype], &call, &p);
+}
+
+gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gemm_params *gp)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	uint32_t lda = (uint32_t)a->stride[0], ldb = (uint32_t)b->stride[0];
+	struct gemm_push p = {
+		.M = (uint32_t)cm->shape[0],
+		.N = (uint32_t)cm->shape[1],
+		.K = (uint32_t)(gp->trans_a ? a->shape[0] : a->shape[1]),
+		.flags = gp->beta != 0.0f ? 2 : 0,
+		.asm_ = gp->trans_a ? 4 : lda,
+		.ask = gp->trans_a ? lda : 4,
+		.bsn = gp->trans_b ? ldb : 4,
+		.bsk = gp->trans_b ? 4 : ldb,
+		.alpha = gp->alpha,
+		.beta = gp->beta,
+	};
+
+	p.co = vk_bind(c, &call, 0, cm, true);
+	p.bo = vk_bind(c, &call, 1, b, false);
+	p.ao = vk_bind(c, &call, 2, a, false);
+	p.cs0 = (uint32_t)cm->stride[0];
+	return gemm_run(c, VK_KERNEL_MATMUL_F32, &call, &p);
+}

@@ -1,0 +1,75 @@
+/* dequantize, get_rows (kernels/vulkan/dequant.comp) and quantize
+ * (quantize.comp). get_rows' ids are checked on the host before the
+ * dispatch (vk_find_bad_index); the shader clamps as well. */
+#include "vk_plugin.h"
+
+struct dequant_push {
+	uint32_t n, d1, d2, rows;
+	struct vk_view y, x;
+	uint32_t ido, vocab;
+};
+
+#define VK_DEQUANT_KERNEL(T) [GLLMK_##T] = VK_KERNEL_DEQUANT_##T,
+#define VK_GET_ROWS_KERNEL(T) [GLLMK_##T] = VK_KERNEL_GET_ROWS_##T,
+static const enum vk_kernel dequant_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_DEQUANT_KERNEL) };
+static const enum vk_kernel get_rows_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_GET_ROWS_KERNEL) };
+
+gllmk_status vk_dequantize(void *st, gllmk_t y, gllmk_t x)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	struct vk_rows r = vk_rows_of(y);
+	struct dequant_push p = { .n = r.n, .d1 = r.d1, .d2 = r.d2, .rows = r.rows };
+
+	p.y = vk_view_of(c, &call, 0, y, true);
+	p.x = vk_view_of(c, &call, 1, x, false);
+	return vk_dispatch(c, dequant_kernel[x->dtype], &call, &p, sizeof(p), vk_groups((uint64_t)r.n * r.rows, 256));
+}
+
+gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	struct vk_rows r = vk_rows_of(y);
+	struct dequant_push p = {
+		.n = r.n,
+		.d1 = r.d1,
+		.d2 = r.d2,
+		.rows = r.rows,
+		.vocab = (uint32_t)table->shape[0],
+	};
+	int64_t bad;
+	int32_t value;
+	gllmk_status s = vk_find_bad_index(c, ids, (uint64_t)ids->shape[0], table->shape[0], &bad, &value);
+
+	if (s)
+		return s;
+	if (bad >= 0)
+		return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_get_rows: ids[%lld] = %d, table has %lld rows",
+					  (long long)bad, value, (long long)table->shape[0]);
+	p.y = vk_view_of(c, &call, 0, y, true);
+	p.x = vk_view_of(c, &call, 1, table, false);
+	p.ido = vk_bind(c, &call, 2, ids, false);
+	return vk_dispatch(c, get_rows_kernel[table->dtype], &call, &p, sizeof(p),
+			   vk_groups((uint64_t)r.n * r.rows, 256));
+}
+
+struct quantize_push {
+	uint32_t n, d1, d2, rows;
+	struct vk_view y, x;
+};
+
+gllmk_status vk_quantize(void *st, gllmk_t y, gllmk_t x)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	struct vk_rows r = vk_rows_of(x);
+	struct quantize_push p = { .n = r.n, .d1 = r.d1, .d2 = r.d2, .rows = r.rows };
+	bool q8_0 = y->dtype == GLLMK_Q8_0;
+	uint64_t blocks = (uint64_t)(r.n / (q8_0 ? 32 : 256)) * r.rows;
+
+	p.y = vk_view_of(c, &call, 0, y, true);
+	p.x = vk_view_of(c, &call, 1, x, false);
+	return vk_dispatch(c, q8_0 ? VK_KERNEL_QUANTIZE_Q8_0 : VK_KERNEL_QUANTIZE_Q8_K, &call, &p, sizeof(p),
+			   (blocks + 63) / 64);
+}

@@ -1,0 +1,55 @@
+/* libgllmk-vulkan.so: the entry point and the one dispatch table. */
+#include <stdio.h>
+
+#include "vk_plugin.h"
+
+static const gllmk_plugin_table vk_table = {
+	.size         = sizeof(gllmk_plugin_table),
+	.abi_major    = GLLMK_ABI_MAJOR,
+	.abi_minor    = GLLMK_ABI_MINOR,
+	.name         = "vulkan",
+	.probe        = vk_probe,
+	.open         = vk_open,
+	.close        = vk_close,
+	.buffer_alloc = vk_buffer_alloc,
+	.buffer_wrap  = NULL, /* host memory cannot be a storage buffer portably */
+	.buffer_free  = vk_buffer_free,
+	.buffer_write = vk_buffer_write,
+	.buffer_read  = vk_buffer_read,
+	.buffer_copy  = vk_buffer_copy,
+	.sync         = vk_sync,
+	.matmul       = vk_matmul,
+	.gemm         = vk_gemm,
+	.dequantize   = vk_dequantize,
+	.quantize     = vk_quantize,
+	.convert      = vk_convert,
+	.add          = vk_add,
+	.mul          = vk_mul,
+	.scale        = vk_scale,
+	.silu         = vk_silu,
+	.gelu_tanh    = vk_gelu_tanh,
+	.gelu_erf     = vk_gelu_erf,
+	.relu         = vk_relu,
+	.tanh         = vk_tanh,
+	.exp          = vk_exp,
+	.swiglu       = vk_swiglu,
+	.rms_norm     = vk_rms_norm,
+	.layer_norm   = vk_layer_norm,
+	.softmax      = vk_softmax,
+	.rope         = vk_rope,
+	.get_rows     = vk_get_rows,
+	.attention    = vk_attention,
+	.argmax       = vk_argmax,
+	.sample       = vk_sample,
+};
+
+__attribute__((visibility("default"))) const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host,
+										    char *reason,
+										    size_t reason_len)
+{
+	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
+		snprintf(reason, reason_len, "needs a core speaking ABI %d.x", GLLMK_ABI_MAJOR);
+		return NULL;
+	}
+	return &vk_table;
+}
