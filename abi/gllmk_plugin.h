@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gllmk.h"
 
@@ -277,6 +278,36 @@ GLLMK_STATIC_ASSERT(offsetof(gllmk_tensor, stride) == 56, "tensor layout");
 #define GLLMK_PLUGIN_ENTRY gllmk_plugin_entry_v1
 #define GLLMK_PLUGIN_ENTRY_NAME "gllmk_plugin_entry_v1"
 typedef const gllmk_plugin_table *(*gllmk_plugin_entry_fn)(const gllmk_host *host, char *reason, size_t reason_len);
+
+/* The check every entry makes before answering: the core speaks this
+ * plugin's major, and its host struct has every member the plugin uses.
+ * Returns table, or NULL with the sentence in reason. */
+static inline const gllmk_plugin_table *gllmk_plugin_negotiate(const gllmk_host *host, const gllmk_plugin_table *table,
+								char *reason, size_t reason_len)
+{
+	size_t need = offsetof(gllmk_host, set_error) + sizeof(host->set_error);
+
+	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
+		snprintf(reason, reason_len, "%s speaks ABI %d.%d; the core speaks %u.%u", table->name,
+			 GLLMK_ABI_MAJOR, GLLMK_ABI_MINOR, host ? host->abi_major : 0u, host ? host->abi_minor : 0u);
+		return NULL;
+	}
+	if (host->struct_size < need) {
+		snprintf(reason, reason_len, "%s needs a host struct of at least %zu bytes, got %u", table->name, need,
+			 host->struct_size);
+		return NULL;
+	}
+	return table;
+}
+
+/* Defines a plugin's one export for its static const table. */
+#define GLLMK_DEFINE_PLUGIN_ENTRY(table)                                                                    \
+	__attribute__((visibility("default"))) const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(                \
+		const gllmk_host *host, char *reason, size_t reason_len);                                   \
+	const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len) \
+	{                                                                                                   \
+		return gllmk_plugin_negotiate(host, &(table), reason, reason_len);                           \
+	}
 
 /* A layer (libgllmk-debug.so) exports this instead and is found with
  * dlsym(RTLD_DEFAULT) when preloaded. It gets the selected plugin's table

@@ -11,6 +11,12 @@
  * the first offence there; the host turns it into GLLMK_E_BOUNDS at sync.
  */
 #extension GL_GOOGLE_include_directive : require
+/* -DSUBGROUP variants reduce with Vulkan 1.1 subgroup arithmetic; the host
+ * picks them only where the device supports it in compute shaders. */
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(std430, binding = 0) buffer Buf0 { uint d[]; } b0;
 layout(std430, binding = 1) buffer Buf1 { uint d[]; } b1;
@@ -27,8 +33,15 @@ layout(std430, binding = 7) buffer StatusBuf { uint d[]; } bstatus;
 #define STF(B, a, v) (B.d[(a) >> 2] = floatBitsToUint(v))
 #define LD8(B, a) ((B.d[(a) >> 2] >> (((a) & 3u) << 3)) & 0xFFu)
 #define LD16(B, a) ((B.d[(a) >> 2] >> (((a) & 2u) << 3)) & 0xFFFFu)
-/* 32 bits at a 2-byte aligned address */
-#define LD32H(B, a) ((((a) & 2u) == 0u) ? B.d[(a) >> 2] : ((B.d[(a) >> 2] >> 16) | (B.d[((a) >> 2) + 1u] << 16)))
+/* 32 bits at a 2-byte aligned address. Both words holding bytes a and a + 3
+ * are loaded (the same word when a is 4-aligned, so nothing past the data is
+ * read) and combined by a select: no divergent branch where neighbouring
+ * lanes' blocks alternate in alignment (18/34/210-byte blocks). */
+uint ld32h_join(uint a, uint lo, uint hi)
+{
+	return (a & 2u) == 0u ? lo : (lo >> 16) | (hi << 16);
+}
+#define LD32H(B, a) ld32h_join((a), B.d[(a) >> 2], B.d[((a) + 3u) >> 2])
 
 /* Status words: [0] set once, [1] op, [2] position, [3] value, [4] limit. */
 #define STATUS_GET_ROWS 1u

@@ -1,7 +1,20 @@
 /* Matrix-vector product for small M: y[m, n] = x[m, :] . w[n, :] (+ bias[n]).
- * One workgroup per weight row n: the weight row is decoded once in
- * registers (dtype WTYPE) and dotted with up to MV_M activation rows at a
- * time, then reduced across the workgroup. Bindings: 0 y, 1 w, 2 x, 3 bias. */
+ * One workgroup per weight row n; the row is decoded once and dotted with
+ * up to MV_M activation rows, then reduced across the workgroup.
+ *
+ * Q8_0, Q4_0, Q4_K and Q6_K (MV_UNITS): an invocation decodes whole
+ * 32-element units in registers (a block of Q8_0/Q4_0, a sub-block of
+ * Q4_K/Q6_K with its scales), reading the packed quants as 32-bit words
+ * once; invocation t takes units t, t + WG, ... Each element is decoded
+ * with dq()'s formula and order, so results match the element path. Other
+ * dtypes decode element by element through dq() (decode.glsl).
+ *
+ * -DSUBGROUP: the reduction uses subgroupAdd (Vulkan 1.1 subgroup
+ * arithmetic), then one shared slot per subgroup; without it, a shared
+ * memory tree. The host picks the variant from the device's subgroup
+ * properties. Fixed-size loops are [[unroll]]ed: llvmpipe stops an
+ * invocation after 65535 loop iterations in all.
+ * Bindings: 0 y, 1 w, 2 x, 3 bias. */
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -20,7 +33,132 @@ layout(push_constant) uniform Push {
 	uint biaso;
 } p;
 
+#if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0 || WTYPE == DT_Q4_K || WTYPE == DT_Q6_K
+#define MV_UNITS
+#endif
+
+/* Partial sums: [j][subgroup] with SUBGROUP (at most WG subgroups), else
+ * [j][invocation]. */
 shared float red[MV_M][WG];
+
+/* The invocation's state for the current pass over activation rows
+ * m0 .. m0 + mc - 1 (private to each invocation, not shared). */
+float acc[MV_M];
+uint m0, mc;
+
+/* acc[j] += v . x[m0 + j, k .. k + 3] for the rows present. */
+void fma4(vec4 v, uint k)
+{
+	[[unroll]] for (uint j = 0u; j < MV_M; j++) {
+		if (j < mc) {
+			uint xa = p.xo + (m0 + j) * p.xs0 + 4u * k;
+			vec4 xv = vec4(LDF(b2, xa), LDF(b2, xa + 4u), LDF(b2, xa + 8u), LDF(b2, xa + 12u));
+			acc[j] += v.x * xv.x;
+			acc[j] += v.y * xv.y;
+			acc[j] += v.z * xv.z;
+			acc[j] += v.w * xv.w;
+		}
+	}
+}
+
+/* Bytes of a 32-bit word as integers, low first. */
+uvec4 bytes4(uint w)
+{
+	return uvec4(w & 0xFFu, (w >> 8) & 0xFFu, (w >> 16) & 0xFFu, w >> 24);
+}
+
+#ifdef MV_UNITS
+#if WTYPE == DT_Q4_K || WTYPE == DT_Q6_K
+#define UNITS_PER_BLOCK 8u
+#else
+#define UNITS_PER_BLOCK 1u
+#endif
+
+/* Unit u (32 elements, from element 32 u) of the row at byte w. */
+void unit_dot(uint w, uint u)
+{
+	uint b = w + (u / UNITS_PER_BLOCK) * BLOCK_BYTES;
+	uint k = 32u * u;
+#if WTYPE == DT_Q8_0
+	float d = h2f(LD16(QB, b));
+	[[unroll]] for (uint i = 0u; i < 8u; i++) {
+		uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * i));
+		vec4 v = vec4(sext8(q.x), sext8(q.y), sext8(q.z), sext8(q.w)) * d;
+		fma4(v, k + 4u * i);
+	}
+#elif WTYPE == DT_Q4_0
+	float d = h2f(LD16(QB, b));
+	[[unroll]] for (uint i = 0u; i < 4u; i++) {
+		uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * i));
+		fma4((vec4(q & 0xFu) - 8.0) * d, k + 4u * i);
+		fma4((vec4(q >> 4) - 8.0) * d, k + 16u + 4u * i);
+	}
+#elif WTYPE == DT_Q4_K
+	uint s = u % 8u, g = s / 2u, sub = s % 2u;
+	float dd = h2f(LD16(QB, b));
+	float dmin = h2f(LD16(QB, b + 2u));
+	uint sc, mn;
+	scale_min_k4(b + 4u, s, sc, mn);
+	float d1 = dd * float(sc);
+	float m1 = dmin * float(mn);
+	[[unroll]] for (uint i = 0u; i < 8u; i++) {
+		uvec4 q = bytes4(LD32H(QB, b + 16u + g * 32u + 4u * i));
+		q = sub != 0u ? q >> 4 : q & 0xFu;
+		precise vec4 v = d1 * vec4(q) - m1;
+		fma4(v, k + 4u * i);
+	}
+#elif WTYPE == DT_Q6_K
+	uint s = u % 8u, n = s / 4u, qt = s % 4u;
+	float dd = h2f(LD16(QB, b + 208u));
+	[[unroll]] for (uint half_ = 0u; half_ < 2u; half_++) {
+		float sc = float(sext8(LD8(QB, b + 192u + n * 8u + half_ + 2u * qt)));
+		[[unroll]] for (uint i = 0u; i < 4u; i++) {
+			uint l = 16u * half_ + 4u * i;
+			uvec4 ql = bytes4(LD32H(QB, b + n * 64u + l + (qt & 1u) * 32u));
+			ql = qt >= 2u ? ql >> 4 : ql & 0xFu;
+			uvec4 qh = (bytes4(LD32H(QB, b + 128u + n * 32u + l)) >> (2u * qt)) & 3u;
+			vec4 q = vec4(ivec4(ql | (qh << 4)) - 32);
+			precise vec4 v = dd * sc * q;
+			fma4(v, k + l);
+		}
+	}
+#endif
+}
+#endif
+
+/* Sums acc[j] over the workgroup; invocation j < mc stores row m0 + j. */
+void reduce_store(uint n, uint t)
+{
+#ifdef SUBGROUP
+	[[unroll]] for (uint j = 0u; j < MV_M; j++) {
+		float s = subgroupAdd(acc[j]);
+		if (subgroupElect())
+			red[j][gl_SubgroupID] = s;
+	}
+	barrier();
+	uint parts = gl_NumSubgroups;
+#else
+	[[unroll]] for (uint j = 0u; j < MV_M; j++)
+		red[j][t] = acc[j];
+	barrier();
+	for (uint s = WG / 2u; s > 0u; s >>= 1) {
+		if (t < s)
+			[[unroll]] for (uint j = 0u; j < MV_M; j++)
+				red[j][t] += red[j][t + s];
+		barrier();
+	}
+	uint parts = 1u;
+#endif
+	if (t < mc) {
+		float v = 0.0;
+		for (uint g = 0u; g < parts; g++)
+			v += red[t][g];
+		if ((p.flags & 1u) != 0u)
+			v += LDF(b3, p.biaso + 4u * n);
+		STF(b0, p.yo + (m0 + t) * p.ys0 + 4u * n, v);
+	}
+	barrier();
+}
 
 void main()
 {
@@ -30,32 +168,21 @@ void main()
 	uint t = gl_LocalInvocationID.x;
 	uint w = p.wo + n * p.ws0;
 
-	for (uint m0 = 0u; m0 < p.M; m0 += MV_M) {
-		uint mc = min(MV_M, p.M - m0);
-		float acc[MV_M];
+	for (m0 = 0u; m0 < p.M; m0 += MV_M) {
+		mc = min(MV_M, p.M - m0);
 		[[unroll]] for (uint j = 0u; j < MV_M; j++)
 			acc[j] = 0.0;
+#ifdef MV_UNITS
+		for (uint u = t; u < p.K / 32u; u += WG)
+			unit_dot(w, u);
+#else
 		for (uint k = t; k < p.K; k += WG) {
 			float wv = dq(w, k);
 			[[unroll]] for (uint j = 0u; j < MV_M; j++)
 				if (j < mc)
 					acc[j] += wv * LDF(b2, p.xo + (m0 + j) * p.xs0 + 4u * k);
 		}
-		[[unroll]] for (uint j = 0u; j < MV_M; j++)
-			red[j][t] = acc[j];
-		barrier();
-		for (uint s = WG / 2u; s > 0u; s >>= 1) {
-			if (t < s)
-				[[unroll]] for (uint j = 0u; j < MV_M; j++)
-					red[j][t] += red[j][t + s];
-			barrier();
-		}
-		if (t < mc) {
-			float v = red[t][0];
-			if ((p.flags & 1u) != 0u)
-				v += LDF(b3, p.biaso + 4u * n);
-			STF(b0, p.yo + (m0 + t) * p.ys0 + 4u * n, v);
-		}
-		barrier();
+#endif
+		reduce_store(n, t);
 	}
 }

@@ -7,6 +7,7 @@
 #include "ref/rows_ref.h"
 #include "avx2_kernels.h"
 #include "rows_x86.h"
+#include "attn_x86.h"
 
 #define AVX2_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -16,6 +17,7 @@
 		.matmul = REF_MATMUL_KERNELS,                                                   \
 		REF_ROW_KERNELS,                                                                \
 		AVX2_ROW_KERNELS,                                                               \
+		AVX2_ATTN_KERNELS,                                                              \
 		.dequant_row[GLLMK_Q8_0] = avx2_dequant_row_q8_0,                               \
 		.dequant_row[GLLMK_Q4_0] = avx2_dequant_row_q4_0,                               \
 		.dequant_row[GLLMK_Q4_K] = avx2_dequant_row_q4_K,                               \

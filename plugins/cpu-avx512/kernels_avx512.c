@@ -10,7 +10,8 @@
 #include "avx512_kernels.h"
 #ifdef HAVE_X86_ROWS
 #include "rows_x86.h"
-#define ROWS_X86 AVX512_ROW_KERNELS,
+#include "attn_x86.h"
+#define ROWS_X86 AVX512_ROW_KERNELS, AVX512_ATTN_KERNELS,
 #else
 #define ROWS_X86
 #endif

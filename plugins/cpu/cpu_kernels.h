@@ -48,6 +48,13 @@ struct cpu_kernels {
 	struct cpu_matmul_kernel matmul[GLLMK_DTYPE_LIMIT];
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
+	/* Optional (NULL: the framework's baseline loop). y += a·x over n
+	 * contiguous elements: gemm with small M (rows of B), attention (V rows). */
+	void (*axpy_f32)(float *y, float a, const float *x, int64_t n);
+	/* f16 (IEEE half, as uint16_t) variants for attention's f16 K and V rows,
+	 * read without decoding them first. dot_f32_f16 may accumulate in f32. */
+	float (*dot_f32_f16)(int64_t n, const float *a, const uint16_t *b);
+	void (*axpy_f16)(float *y, float a, const uint16_t *x, int64_t n);
 
 	/* --- row kernels for the memory-bound ops --- */
 	cpu_binary_row_fn add_row;

@@ -7,7 +7,9 @@
  * exists anywhere. When there are too few items to keep the threads busy
  * (decoding: one query) and the KV is long, each item's tokens are split
  * into ranges whose partial (max, sum, acc) are merged afterwards (split-K).
- * Scores and acc are f32; the running sums are double.
+ * Scores and acc are f32; the running sums are double. The q·k dots and
+ * the acc += p·v updates go through the ISA's kernels (dot_f32, axpy_f32,
+ * and for f16 K/V dot_f32_f16 and axpy_f16, which read the rows in place).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -73,20 +75,38 @@ static struct attn_acc acc_at(const struct attn_job *j, int tid)
 	return a;
 }
 
-/* Row of token tok, KV head g, as f32 (f16 rows decoded into buf). */
-static const float *kv_row(const struct attn_job *j, const gllmk_tensor *t, int64_t tok, int64_t g, float *buf,
-			   int64_t n)
+/* Address of the row of token tok, KV head g, in t. */
+static const void *kv_ptr(const struct attn_job *j, const gllmk_tensor *t, int64_t tok, int64_t g)
 {
 	const char *p = gllmk_tensor_host(t);
 
 	if (j->bt)
-		p += j->bt[tok / j->page] * t->stride[0] + tok % j->page * t->stride[1] + g * t->stride[2];
-	else
-		p += tok * t->stride[0] + g * t->stride[1];
+		return p + j->bt[tok / j->page] * t->stride[0] + tok % j->page * t->stride[1] + g * t->stride[2];
+	return p + tok * t->stride[0] + g * t->stride[1];
+}
+
+/* Row of token tok, KV head g, as f32 (f16 rows decoded into buf). */
+static const float *kv_row(const struct attn_job *j, const gllmk_tensor *t, int64_t tok, int64_t g, float *buf,
+			   int64_t n)
+{
+	const void *p = kv_ptr(j, t, tok, g);
+
 	if (t->dtype == GLLMK_F32)
-		return (const float *)p;
+		return p;
 	j->k->dequant_row[t->dtype](p, buf, n);
 	return buf;
+}
+
+/* acc += p·v for one V row (f32, or f16 read directly). */
+static void axpy_v(const struct attn_job *j, float *acc, float p, const float *vf, const uint16_t *vh)
+{
+	if (vh)
+		j->k->axpy_f16(acc, p, vh, j->dv);
+	else if (j->k->axpy_f32)
+		j->k->axpy_f32(acc, p, vf, j->dv);
+	else
+		for (int64_t e = 0; e < j->dv; e++)
+			acc[e] += p * vf[e];
 }
 
 static const float *q_row(const struct attn_job *j, int64_t i, int64_t h)
@@ -117,12 +137,20 @@ static int64_t visible_end(const struct attn_job *j, int64_t i)
 static void score_chunk(const struct attn_job *j, struct attn_acc *a, int64_t i, int64_t g, int64_t t0, int64_t n,
 			const float *mask_row)
 {
-	for (int64_t tt = 0; tt < n; tt++) {
-		const float *kr = kv_row(j, j->kt, t0 + tt, g, a->kf, j->d);
-		const float m = mask_row ? mask_row[t0 + tt] : 0.0f;
+	/* f16 K rows go to the ISA's f16 dot as they are, without a decode */
+	const int direct = j->kt->dtype == GLLMK_F16 && j->k->dot_f32_f16;
 
-		for (int64_t h = 0; h < j->group; h++)
-			a->s[h * KV_CHUNK + tt] = j->scale * j->k->dot_f32(j->d, q_row(j, i, g * j->group + h), kr) + m;
+	for (int64_t tt = 0; tt < n; tt++) {
+		const float m = mask_row ? mask_row[t0 + tt] : 0.0f;
+		const uint16_t *kh = direct ? kv_ptr(j, j->kt, t0 + tt, g) : NULL;
+		const float *kr = direct ? NULL : kv_row(j, j->kt, t0 + tt, g, a->kf, j->d);
+
+		for (int64_t h = 0; h < j->group; h++) {
+			const float *qr = q_row(j, i, g * j->group + h);
+			const float dot = kh ? j->k->dot_f32_f16(j->d, qr, kh) : j->k->dot_f32(j->d, qr, kr);
+
+			a->s[h * KV_CHUNK + tt] = j->scale * dot + m;
+		}
 	}
 	for (int64_t h = 0; h < j->group; h++) {
 		float *s = a->s + h * KV_CHUNK;
@@ -155,17 +183,17 @@ static void score_chunk(const struct attn_job *j, struct attn_acc *a, int64_t i,
 
 static void accumulate_v(const struct attn_job *j, struct attn_acc *a, int64_t g, int64_t t0, int64_t n)
 {
+	const int direct = j->vt->dtype == GLLMK_F16 && j->k->axpy_f16;
+
 	for (int64_t tt = 0; tt < n; tt++) {
-		const float *vr = kv_row(j, j->vt, t0 + tt, g, a->vf, j->dv);
+		const uint16_t *vh = direct ? kv_ptr(j, j->vt, t0 + tt, g) : NULL;
+		const float *vr = direct ? NULL : kv_row(j, j->vt, t0 + tt, g, a->vf, j->dv);
 
 		for (int64_t h = 0; h < j->group; h++) {
 			const float p = a->s[h * KV_CHUNK + tt];
-			float *acc = a->acc + h * j->dv;
 
-			if (p == 0.0f)
-				continue;
-			for (int64_t e = 0; e < j->dv; e++)
-				acc[e] += p * vr[e];
+			if (p != 0.0f)
+				axpy_v(j, a->acc + h * j->dv, p, vr, vh);
 		}
 	}
 }

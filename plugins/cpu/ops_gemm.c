@@ -1,19 +1,25 @@
-/* gllmk_gemm and the GEMM framework (ops_gemm.h): BLIS's loop nest
+/* gllmk_gemm and the GEMM framework (ops_gemm.h): BLIS's loop nest, run
+ * by every thread over its own cell of a tm × tn grid over C
  *
- *   for jc in N by nc:                 B block kc×nc lives in L3
+ *   for jc in the cell's N by nc:      B block kc×nc lives in L3
  *     for pc in K by kc:
- *       pack B[pc.., jc..] into nr-panels          (threads over panels)
- *       for ic in M by mc:             A block mc×kc lives in L2   (threads)
- *         pack A[ic.., pc..] into mr-panels        (per thread)
- *         for jr in nc by nr:          B micro-panel kc×nr in L1  (threads)
+ *       pack B[pc.., jc..] into nr-panels          (this thread's buffer)
+ *       for ic in the cell's M by mc:  A block mc×kc lives in L2
+ *         pack A[ic.., pc..] into mr-panels        (this thread's buffer)
+ *         for jr in nc by nr:          B micro-panel kc×nr
  *           for ir in mc by mr:
  *             microkernel: C[mr×nr] = alpha·A·B + beta·C
  *
- * The block sizes come from the cache sizes the CPU reports (read once) and
- * the ISA's register block. Packing pads the last panels with zeros, so the
- * microkernel always sees whole blocks; edge tiles go through a small C
- * tile on the stack. B may be a quantized weight matrix decoded while it is
- * packed (matmul with large M): that is the only place weights are decoded.
+ * One parallel region per call and no barrier inside it: the grid splits N
+ * first, so each thread packs (and, for matmul, decodes) only its own
+ * columns of B; when N is too narrow, M is split and each thread packs the
+ * B it needs. The block sizes come from the cache sizes the CPU reports
+ * (read once) and the ISA's register block. Packing pads the last panels
+ * with zeros, so the microkernel always sees whole blocks; edge tiles go
+ * through a small C tile on the stack. B may be a quantized weight matrix
+ * decoded while it is packed (matmul with large M): that is the only place
+ * weights are decoded. M below the register block skips all of this (dots
+ * or axpys over B, which is read once).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -120,69 +126,105 @@ static int64_t clamp(int64_t x, int64_t lo, int64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t isqrt(int64_t x)
+{
+	int64_t r = 0;
+
+	while ((r + 1) * (r + 1) <= x)
+		r++;
+	return r;
+}
+
+/* One thread's rectangle of C: rows [m0, m1), columns [n0, n1). */
 struct gemm_blocks {
 	int64_t kc, mc, nc;     /* block sizes (mc, nc multiples of mr, nr) */
-	int64_t n_ic, n_split;  /* tasks of one (jc, pc) step: ic blocks × nr-panel ranges */
+	int64_t tm, tn;         /* the threads as a tm × tn grid over C */
 };
 
-/* kc: a kc×nr B micro-panel fills half of L1; mc: an mc×kc A block half of
- * L2; nc: a kc×nc B block half of L3 (capped). Then the M loop is cut into
- * a multiple of the thread count, or, when M is too short for that, the
- * nr-panels are shared out instead. */
+/* The thread grid: split N first (each thread then packs, and decodes,
+ * only its own columns of B), into the largest divisor of the thread
+ * count that still leaves every thread two nr-panels; the rest of the
+ * threads split M. Every thread packs its own A and B blocks, so a GEMM
+ * is one parallel region with no barrier inside. */
+static void thread_grid(struct gemm_blocks *b, const struct cpu_kernels *k, const struct cpu_sgemm *g, int threads)
+{
+	const int64_t panels = ceil_div(g->n, k->nr), row_blocks = ceil_div(g->m, k->mr);
+
+	b->tn = 1;
+	for (int64_t d = threads; d > 1; d--) {
+		if (threads % d == 0 && panels >= 2 * d) {
+			b->tn = d;
+			break;
+		}
+	}
+	b->tm = min64(threads / b->tn, row_blocks);
+}
+
+/* kc: the depth of a block. The A block (mc×kc) lives in L2 and is
+ * reused against every nr-panel of B, the C tile is loaded and stored
+ * once per kc; the larger kc, the less that costs. kc comes from L2 (a
+ * square kc×kc A block fills half of it: 512 on a 2 MiB L2, 352 on 1 MiB),
+ * not from L1: a wide register block (nr = 32) would get kc = 192 from
+ * half of a 48 KiB L1, and its C updates then cost ~10 %. A decoded B
+ * starts on a block boundary of its dtype. mc: the A block half of L2;
+ * nc: the thread's kc×nc B block in its share of half of L3. */
 static struct gemm_blocks gemm_blocking(const struct cpu_kernels *k, const struct cpu_sgemm *g, int threads)
 {
 	struct gemm_blocks b;
-	const int64_t mr = k->mr, nr = k->nr;
-	int64_t mc_max;
+	const int64_t mr = k->mr, nr = k->nr, fsz = sizeof(float);
+	int64_t mc_max, rows, n_ic;
 
 	pthread_once(&caches_once, caches_init);
-	b.kc = clamp(caches.l1d / 2 / (nr * (int64_t)sizeof(float)), KC_MIN, KC_MAX) / 16 * 16;
-	if (g->b_dequant)       /* decoded B starts on a block boundary */
-		b.kc = b.kc < QK_K ? QK_K : b.kc / QK_K * QK_K;
+	thread_grid(&b, k, g, threads);
+	b.kc = clamp(isqrt(caches.l2 / 2 / fsz) / 32 * 32, KC_MIN, KC_MAX);
+	if (g->b_dequant) {
+		const int64_t blk = cpu_block_elems(g->b_dtype);
+
+		b.kc = b.kc < blk ? blk : b.kc / blk * blk;
+	}
 	if (b.kc > g->k)
 		b.kc = g->k;
-	mc_max = clamp(caches.l2 / 2 / (b.kc * (int64_t)sizeof(float)), mr, MC_MAX) / mr * mr;
-	b.nc = clamp(caches.l3 / 2 / (b.kc * (int64_t)sizeof(float)), nr, NC_MAX) / nr * nr;
-	if (b.nc > round_up(g->n, nr))
-		b.nc = round_up(g->n, nr);
-
-	if (ceil_div(g->m, mr) >= threads) {
-		b.n_ic = round_up(ceil_div(g->m, mc_max), threads);
-		b.mc = round_up(ceil_div(g->m, b.n_ic), mr);
-		b.n_ic = ceil_div(g->m, b.mc);
-		b.n_split = 1;
-	} else {
-		b.mc = round_up(g->m, mr);
-		b.n_ic = 1;
-		b.n_split = threads;
-	}
+	mc_max = clamp(caches.l2 / 2 / (b.kc * fsz), mr, MC_MAX) / mr * mr;
+	rows = ceil_div(g->m, b.tm);
+	n_ic = ceil_div(rows, mc_max);
+	b.mc = round_up(ceil_div(rows, n_ic), mr);
+	b.nc = clamp(caches.l3 / 2 / threads / (b.kc * fsz), nr, NC_MAX) / nr * nr;
+	b.nc = min64(b.nc, round_up(ceil_div(g->n, b.tn), nr));
 	return b;
 }
 
 /* ----------------------------------------------------------- packing */
 
 /* A[i0.., p0..] (mc×kc) into mr-row panels: panel r holds A(i0 + r·mr + ii, p0 + p)
- * at [p·mr + ii], rows past mc zero. */
+ * at [p·mr + ii], rows past mc zero. The inner loop writes contiguously
+ * (and reads contiguously when A is column-major), so gcc vectorises it. */
 static void pack_a(const struct cpu_sgemm *g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int64_t mr,
 		   float *dst)
 {
+	const int64_t rs = g->a_rs, cs = g->a_cs;
+
 	for (int64_t ir = 0; ir < mc; ir += mr, dst += mr * kc) {
-		const int64_t rows = mc - ir < mr ? mc - ir : mr;
+		const int64_t rows = min64(mc - ir, mr);
+		const float *src = g->a + (i0 + ir) * rs + p0 * cs;
 
-		for (int64_t ii = 0; ii < rows; ii++) {
-			const float *src = g->a + (i0 + ir + ii) * g->a_rs + p0 * g->a_cs;
+		for (int64_t p = 0; p < kc; p++) {
+			float *d = dst + p * mr;
+			const float *s = src + p * cs;
 
-			if (g->a_cs == 1) {
-				for (int64_t p = 0; p < kc; p++)
-					dst[p * mr + ii] = src[p];
+			if (rs == 1) {
+				memcpy(d, s, (size_t)rows * sizeof(float));
 			} else {
-				for (int64_t p = 0; p < kc; p++)
-					dst[p * mr + ii] = src[p * g->a_cs];
+				for (int64_t ii = 0; ii < rows; ii++)
+					d[ii] = s[ii * rs];
 			}
+			for (int64_t ii = rows; ii < mr; ii++)
+				d[ii] = 0.0f;
 		}
-		for (int64_t ii = rows; ii < mr; ii++)
-			for (int64_t p = 0; p < kc; p++)
-				dst[p * mr + ii] = 0.0f;
 	}
 }
 
@@ -207,13 +249,16 @@ static void pack_b_panel(const struct cpu_sgemm *g, int64_t p0, int64_t kc, int6
 		for (int64_t p = 0; p < kc; p++)
 			memcpy(dst + p * nr, b + (p0 + p) * g->b_rs + j0, (size_t)cols * sizeof(float));
 	} else {
-		const float *b = g->b;
+		/* a transpose (matmul's f32 weights): p outer, so every store
+		 * is contiguous and the cols source rows are read as streams */
+		const float *b = (const float *)g->b + j0 * g->b_cs + p0 * g->b_rs;
 
-		for (int64_t jj = 0; jj < cols; jj++) {
-			const float *src = b + (j0 + jj) * g->b_cs + p0 * g->b_rs;
+		for (int64_t p = 0; p < kc; p++) {
+			float *d = dst + p * nr;
+			const float *src = b + p * g->b_rs;
 
-			for (int64_t p = 0; p < kc; p++)
-				dst[p * nr + jj] = src[p * g->b_rs];
+			for (int64_t jj = 0; jj < cols; jj++)
+				d[jj] = src[jj * g->b_cs];
 		}
 	}
 	for (int64_t jj = cols; jj < nr; jj++)
@@ -227,80 +272,95 @@ struct gemm_run {
 	const struct cpu_sgemm *g;
 	const struct cpu_kernels *k;
 	struct gemm_blocks b;
+	float *buf;             /* per thread: a kc×nc B block, then an mc×kc A block */
+	int64_t thread_floats;
+};
+
+/* The state of one thread's walk over its rectangle. */
+struct gemm_step {
 	int64_t jc, nc;         /* the current B block: columns [jc, jc + nc) */
 	int64_t pc, kc;         /*                      depth   [pc, pc + kc) */
 	float beta;             /* g->beta on the first depth block, then 1 */
-	float *bpack;
-	float *apack;           /* one mc×kc block per thread */
+	const float *bpack, *apack;
 };
 
-static void pack_b_task(void *arg, int64_t begin, int64_t end, int tid)
-{
-	const struct gemm_run *r = arg;
-	const int64_t nr = r->k->nr;
-
-	(void)tid;
-	for (int64_t jp = begin; jp < end; jp++) {
-		const int64_t cols = r->nc - jp * nr < nr ? r->nc - jp * nr : nr;
-
-		pack_b_panel(r->g, r->pc, r->kc, r->jc + jp * nr, cols, nr, r->bpack + jp * nr * r->kc);
-	}
-}
-
 /* An edge block: the whole mr×nr through a tile, then the valid part. */
-static void edge_tile(const struct gemm_run *r, const float *ap, const float *bp, float *c, int64_t rows,
-		      int64_t cols)
+static void edge_tile(const struct gemm_run *r, const struct gemm_step *st, const float *ap, const float *bp,
+		      float *c, int64_t rows, int64_t cols)
 {
 	const struct cpu_sgemm *g = r->g;
 	const int64_t nr = r->k->nr;
 	float tile[TILE_MAX];
 
-	r->k->sgemm_ukernel(r->kc, ap, bp, tile, nr, 1.0f, 0.0f);
+	r->k->sgemm_ukernel(st->kc, ap, bp, tile, nr, 1.0f, 0.0f);
 	for (int64_t i = 0; i < rows; i++) {
 		float *ci = c + i * g->ldc;
 
-		if (r->beta == 0.0f) {
+		if (st->beta == 0.0f) {
 			for (int64_t j = 0; j < cols; j++)
 				ci[j] = g->alpha * tile[i * nr + j];
 		} else {
 			for (int64_t j = 0; j < cols; j++)
-				ci[j] = g->alpha * tile[i * nr + j] + r->beta * ci[j];
+				ci[j] = g->alpha * tile[i * nr + j] + st->beta * ci[j];
 		}
 	}
 }
 
-/* Task t: A block ic = t / n_split against its share of the nr-panels. */
-static void macro_task(void *arg, int64_t begin, int64_t end, int tid)
+/* The packed A block (rows [ic, ic + mc)) against the packed B block. */
+static void macro_kernel(const struct gemm_run *r, const struct gemm_step *st, int64_t ic, int64_t mc)
+{
+	const struct cpu_sgemm *g = r->g;
+	const int64_t mr = r->k->mr, nr = r->k->nr;
+
+	for (int64_t jr = 0; jr < st->nc; jr += nr) {
+		const float *bp = st->bpack + jr * st->kc;
+		const int64_t j = st->jc + jr;
+		const int64_t cols = min64(st->nc - jr, nr);
+
+		for (int64_t ir = 0; ir < mc; ir += mr) {
+			const float *ap = st->apack + ir * st->kc;
+			float *c = g->c + (ic + ir) * g->ldc + j;
+			const int64_t rows = min64(mc - ir, mr);
+
+			if (rows == mr && cols == nr)
+				r->k->sgemm_ukernel(st->kc, ap, bp, c, g->ldc, g->alpha, st->beta);
+			else
+				edge_tile(r, st, ap, bp, c, rows, cols);
+		}
+	}
+}
+
+/* Task t: the thread-grid cell (t / tn, t % tn), the whole BLIS loop nest
+ * over it with this thread's packing buffers. */
+static void gemm_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct gemm_run *r = arg;
 	const struct cpu_sgemm *g = r->g;
 	const int64_t mr = r->k->mr, nr = r->k->nr;
-	const int64_t panels = ceil_div(r->nc, nr);
-	float *apack = r->apack + (int64_t)tid * r->b.mc * r->kc;
+	float *bpack = r->buf + tid * r->thread_floats;
+	float *apack = bpack + r->b.kc * r->b.nc;
+	struct gemm_step st = { .bpack = bpack, .apack = apack };
 
 	for (int64_t t = begin; t < end; t++) {
-		const int64_t ic = t / r->b.n_split * r->b.mc, split = t % r->b.n_split;
-		const int64_t mc = g->m - ic < r->b.mc ? g->m - ic : r->b.mc;
-		const int64_t jp0 = panels * split / r->b.n_split;
-		const int64_t jp1 = panels * (split + 1) / r->b.n_split;
+		const int64_t row_blocks = ceil_div(g->m, mr), panels = ceil_div(g->n, nr);
+		const int64_t ti = t / r->b.tn, tj = t % r->b.tn;
+		const int64_t m0 = row_blocks * ti / r->b.tm * mr, m1 = min64(row_blocks * (ti + 1) / r->b.tm * mr, g->m);
+		const int64_t n0 = panels * tj / r->b.tn * nr, n1 = min64(panels * (tj + 1) / r->b.tn * nr, g->n);
 
-		if (jp0 == jp1)
-			continue;
-		pack_a(g, ic, mc, r->pc, r->kc, mr, apack);
-		for (int64_t jp = jp0; jp < jp1; jp++) {
-			const float *bp = r->bpack + jp * nr * r->kc;
-			const int64_t j = r->jc + jp * nr;
-			const int64_t cols = g->n - j < nr ? g->n - j : nr;
+		for (st.jc = n0; st.jc < n1; st.jc += r->b.nc) {
+			st.nc = min64(n1 - st.jc, r->b.nc);
+			for (st.pc = 0; st.pc < g->k; st.pc += r->b.kc) {
+				st.kc = min64(g->k - st.pc, r->b.kc);
+				st.beta = st.pc == 0 ? g->beta : 1.0f;
+				for (int64_t jr = 0; jr < st.nc; jr += nr)
+					pack_b_panel(g, st.pc, st.kc, st.jc + jr, min64(st.nc - jr, nr), nr,
+						     bpack + jr * st.kc);
+				for (int64_t ic = m0; ic < m1; ic += r->b.mc) {
+					const int64_t mc = min64(m1 - ic, r->b.mc);
 
-			for (int64_t ir = 0; ir < mc; ir += mr) {
-				const float *ap = apack + ir * r->kc;
-				float *c = g->c + (ic + ir) * g->ldc + j;
-				const int64_t rows = mc - ir < mr ? mc - ir : mr;
-
-				if (rows == mr && cols == nr)
-					r->k->sgemm_ukernel(r->kc, ap, bp, c, g->ldc, g->alpha, r->beta);
-				else
-					edge_tile(r, ap, bp, c, rows, cols);
+					pack_a(g, ic, mc, st.pc, st.kc, mr, apack);
+					macro_kernel(r, &st, ic, mc);
+				}
 			}
 		}
 	}
@@ -317,36 +377,109 @@ static void scale_c(const struct cpu_sgemm *g)
 	}
 }
 
+/* ---------------------------------------------------- small M: M < mr */
+
+#define AXPY_COLS 512           /* columns of C a task accumulates at a time */
+
+static void axpy_f32(const struct cpu_kernels *k, float *y, float a, const float *x, int64_t n)
+{
+	if (k->axpy_f32) {
+		k->axpy_f32(y, a, x, n);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		y[i] += a * x[i];
+}
+
+struct small_m_job {
+	const struct cpu_sgemm *g;
+	const struct cpu_kernels *k;
+};
+
+static void store_c(const struct cpu_sgemm *g, float *c, float v)
+{
+	*c = g->beta == 0.0f ? g->alpha * v : g->alpha * v + g->beta * *c;
+}
+
+/* B's columns are contiguous (trans_b): one dot per element of C, B read once. */
+static void dot_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct small_m_job *s = arg;
+	const struct cpu_sgemm *g = s->g;
+
+	(void)tid;
+	for (int64_t j = begin; j < end; j++)
+		for (int64_t i = 0; i < g->m; i++)
+			store_c(g, g->c + i * g->ldc + j,
+				s->k->dot_f32(g->k, g->a + i * g->a_rs, (const float *)g->b + j * g->b_cs));
+}
+
+/* B's rows are contiguous: C's row i is Σ_p A(i, p)·B(p, :), AXPY_COLS
+ * columns at a time so the M accumulators and the B row piece stay in L1. */
+static void axpy_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct small_m_job *s = arg;
+	const struct cpu_sgemm *g = s->g;
+	float acc[TILE_MAX];
+
+	(void)tid;
+	for (int64_t c0 = begin; c0 < end; c0++) {
+		const int64_t j0 = c0 * AXPY_COLS, cols = min64(g->n - j0, AXPY_COLS);
+
+		memset(acc, 0, (size_t)(g->m * AXPY_COLS) * sizeof(float));
+		for (int64_t p = 0; p < g->k; p++) {
+			const float *brow = (const float *)g->b + p * g->b_rs + j0;
+
+			for (int64_t i = 0; i < g->m; i++)
+				axpy_f32(s->k, acc + i * AXPY_COLS, g->a[i * g->a_rs + p * g->a_cs], brow, cols);
+		}
+		for (int64_t i = 0; i < g->m; i++)
+			for (int64_t j = 0; j < cols; j++)
+				store_c(g, g->c + i * g->ldc + j0 + j, acc[i * AXPY_COLS + j]);
+	}
+}
+
+/* M < mr: a register block would be mostly padding, and B is read once
+ * anyway; dots or axpys stream it at memory speed. Returns 0 when the
+ * layout has no such path (then the GEMM runs). */
+static int sgemm_small_m(struct cpu_state *s, const struct cpu_sgemm *g)
+{
+	struct small_m_job job = { .g = g, .k = s->k };
+
+	if (g->m >= s->k->mr || g->b_dequant || g->m * AXPY_COLS > TILE_MAX)
+		return 0;
+	if (g->b_rs == 1 && g->a_cs == 1) {
+		cpu_pool_run(s->pool, g->n, 1 + (1 << 16) / (g->k * g->m), dot_task, &job);
+		return 1;
+	}
+	if (g->b_cs == 1) {
+		cpu_pool_run(s->pool, ceil_div(g->n, AXPY_COLS), 1 + (1 << 16) / (g->k * AXPY_COLS), axpy_task, &job);
+		return 1;
+	}
+	return 0;
+}
+
 gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g)
 {
 	const struct cpu_kernels *k = s->k;
 	const int threads = cpu_pool_threads(s->pool);
-	struct gemm_run r = { .g = g, .k = k, .b = gemm_blocking(k, g, threads) };
-	const size_t bpack_elems = (size_t)(r.b.nc * r.b.kc);
-	const size_t apack_elems = (size_t)(r.b.mc * r.b.kc);
-	size_t bytes = (bpack_elems + apack_elems * (size_t)threads) * sizeof(float);
-	float *buf;
+	struct gemm_run r = { .g = g, .k = k };
+	size_t bytes;
 
 	if (g->alpha == 0.0f) {
 		scale_c(g);
 		return GLLMK_OK;
 	}
-	buf = aligned_alloc(64, round_up((int64_t)bytes, 64));
-	if (!buf)
+	if (sgemm_small_m(s, g))
+		return GLLMK_OK;
+	r.b = gemm_blocking(k, g, threads);
+	r.thread_floats = round_up(r.b.kc * r.b.nc + r.b.mc * r.b.kc, 16);
+	bytes = (size_t)(r.thread_floats * threads) * sizeof(float);
+	r.buf = aligned_alloc(64, (size_t)round_up((int64_t)bytes, 64));
+	if (!r.buf)
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk: %zu bytes of GEMM packing buffers", bytes);
-	r.bpack = buf;
-	r.apack = buf + bpack_elems;
-
-	for (r.jc = 0; r.jc < g->n; r.jc += r.b.nc) {
-		r.nc = g->n - r.jc < r.b.nc ? g->n - r.jc : r.b.nc;
-		for (r.pc = 0; r.pc < g->k; r.pc += r.b.kc) {
-			r.kc = g->k - r.pc < r.b.kc ? g->k - r.pc : r.b.kc;
-			r.beta = r.pc == 0 ? g->beta : 1.0f;
-			cpu_pool_run(s->pool, ceil_div(r.nc, k->nr), 4, pack_b_task, &r);
-			cpu_pool_run(s->pool, r.b.n_ic * r.b.n_split, 1, macro_task, &r);
-		}
-	}
-	free(buf);
+	cpu_pool_run(s->pool, r.b.tm * r.b.tn, 1, gemm_task, &r);
+	free(r.buf);
 	return GLLMK_OK;
 }
 

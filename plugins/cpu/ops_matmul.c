@@ -1,15 +1,20 @@
 /* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
  *
- * Three paths, chosen by the ISA's kernel table and M:
- *  - vec_dot (the ISA gives one for w's dtype, as ggml does): activation
- *    rows are encoded once into the kernel's vec_dtype (q8_0/q8_K, or used
- *    as f32), then each output is one vec_dot; threads over N, each tile of
- *    weight rows dotted with every activation row, so weights stream once.
- *  - small M (<= SMALL_M) without vec_dot: threads over N; each weight row is
- *    decoded to f32 a chunk at a time on the stack and dotted (dot_f32) with
- *    every activation row: one pass over the weights, no allocation.
- *  - large M without vec_dot: the GEMM framework, w as a transposed B that
- *    its packing decodes (f32 weights are packed as they are).
+ * Three paths, chosen by M and the ISA's kernel table:
+ *  - large M (> SMALL_M, rows evenly spaced): the GEMM framework, w as a
+ *    transposed B that its packing decodes (f32 weights are packed as they
+ *    are), for every weight dtype. Quantized weights included: decoding a
+ *    block of B once per kc×nc step costs less than the microkernel gains
+ *    over integer vec_dots (2-3.5× at M = 512 on AVX-512, SPEC/CPU.md,
+ *    "Framework tuning").
+ *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
+ *    activation rows are encoded once into the kernel's vec_dtype
+ *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
+ *    over N, each tile of weight rows dotted with every activation row, so
+ *    weights stream once.
+ *  - small M without vec_dot: threads over N; each weight row is decoded
+ *    to f32 a chunk at a time on the stack and dotted (dot_f32) with every
+ *    activation row: one pass over the weights, no allocation.
  */
 #include <stdlib.h>
 
@@ -211,12 +216,11 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
 
+	if (j.m > SMALL_M && ldx >= 0 && ldy >= 0)
+		return matmul_gemm(s, &j, ldx, ldy);
 	if (s->k->matmul[w->dtype].vec_dot)
 		return matmul_vec_dot(s, &j);
-	if (j.m <= SMALL_M || ldx < 0 || ldy < 0) {
-		/* grain: about 64K weight elements per chunk */
-		cpu_pool_run(s->pool, j.n, 1 + (1 << 16) / j.kdim, stream_task, &j);
-		return GLLMK_OK;
-	}
-	return matmul_gemm(s, &j, ldx, ldy);
+	/* grain: about 64K weight elements per chunk */
+	cpu_pool_run(s->pool, j.n, 1 + (1 << 16) / j.kdim, stream_task, &j);
+	return GLLMK_OK;
 }

@@ -19,12 +19,11 @@ static void rows_of(ocl_t t, int64_t *rows, int64_t *stride)
 
 gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
 {
-	int64_t m, x_s0, y_rows, y_s0, n = w->shape[0], k = w->shape[1], per_item;
+	int64_t m, x_s0, y_s0 = y->ndim == 1 ? 0 : y->stride[0], n = w->shape[0], k = w->shape[1], per_item;
 	struct ocl_args args;
 	int64_t total;
 
 	rows_of(x, &m, &x_s0);
-	rows_of(y, &y_rows, &y_s0);
 	per_item = m < MATMUL_ROWS ? 1 : MATMUL_ROWS;
 	args = ocl_args(st, per_item == 1 ? matvec_kernels[w->dtype] : matmul_kernels[w->dtype]);
 	total = n * ((m + per_item - 1) / per_item);

@@ -113,20 +113,4 @@ static const gllmk_plugin_table ocl_table = {
 	.sample       = ocl_sample,
 };
 
-__attribute__((visibility("default")))
-const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len);
-
-const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host, char *reason, size_t reason_len)
-{
-	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
-		snprintf(reason, reason_len, "opencl speaks ABI %d.%d; the core speaks %u.%u", GLLMK_ABI_MAJOR,
-			 GLLMK_ABI_MINOR, host ? host->abi_major : 0u, host ? host->abi_minor : 0u);
-		return NULL;
-	}
-	if (host->struct_size < offsetof(gllmk_host, set_error) + sizeof(host->set_error)) {
-		snprintf(reason, reason_len, "opencl needs a host struct of at least %zu bytes, got %u",
-			 offsetof(gllmk_host, set_error) + sizeof(host->set_error), host->struct_size);
-		return NULL;
-	}
-	return &ocl_table;
-}
+GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)

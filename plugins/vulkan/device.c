@@ -262,6 +262,30 @@ static gllmk_status vk_device_create(struct vk_ctx *c, char *reason, size_t reas
 	return GLLMK_OK;
 }
 
+/* Subgroup size when compute shaders have Vulkan 1.1 subgroup arithmetic
+ * (subgroupAdd), else 0: the matvec kernels then reduce through shared
+ * memory. GLLMK_VULKAN_SUBGROUP=0 forces the shared-memory variant, so one
+ * device can test both. */
+static uint32_t vk_subgroup_size(const struct vk_ctx *c)
+{
+	const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+	};
+	VkPhysicalDeviceProperties2 p2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &sg,
+	};
+	const char *env = secure_getenv("GLLMK_VULKAN_SUBGROUP");
+
+	if (env && strcmp(env, "0") == 0)
+		return 0;
+	c->fn.vkGetPhysicalDeviceProperties2(c->pdev, &p2);
+	if (!(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sg.supportedOperations & need) != need)
+		return 0;
+	return sg.subgroupSize;
+}
+
 /* Unified memory: on integrated GPUs and CPU devices every buffer lives in
  * host-visible memory and write/read are memcpy; discrete GPUs keep
  * buffers device-local and go through a staging buffer. */
@@ -307,6 +331,7 @@ gllmk_status vk_open(const gllmk_open_args *args, void **state, char *reason, si
 	c->bind_align = c->props.limits.minStorageBufferOffsetAlignment;
 	c->fn.vkGetPhysicalDeviceMemoryProperties(c->pdev, &c->mem_props);
 	c->unified = vk_unified(c);
+	c->subgroup_size = vk_subgroup_size(c);
 	st = vk_device_create(c, reason, reason_len);
 	if (st)
 		goto fail;

@@ -74,6 +74,7 @@ gllmk_status vk_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v
 	}
 	if (paged)
 		p.bto = vk_bind(c, &call, 5, bt, false);
-	return vk_dispatch(c, k->dtype == GLLMK_F16 ? VK_KERNEL_ATTENTION_F16 : VK_KERNEL_ATTENTION_F32, &call, &p,
-			   sizeof(p), (uint64_t)p.Tq * p.Hq * p.slices);
+	enum vk_kernel kern = k->dtype == GLLMK_F16 ? vk_pick(c, VK_KERNEL_ATTENTION_F16, VK_KERNEL_ATTENTION_SG_F16)
+						    : vk_pick(c, VK_KERNEL_ATTENTION_F32, VK_KERNEL_ATTENTION_SG_F32);
+	return vk_dispatch(c, kern, &call, &p, sizeof(p), (uint64_t)p.Tq * p.Hq * p.slices);
 }

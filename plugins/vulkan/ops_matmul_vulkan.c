@@ -1,6 +1,8 @@
 /* matmul and gemm. Small M (decode, M <= VK_MATVEC_MAX_M) goes to
  * matvec.comp: one workgroup per weight row, the row decoded once for all
- * activation rows. Larger M goes to the tiled shared-memory GEMM
+ * activation rows (Q8_0/Q4_0/Q4_K/Q6_K a 32-element unit per invocation in
+ * registers), reduced with subgroupAdd where the device has subgroup
+ * arithmetic (the matvec_sg_* variants), else through shared memory. Larger M goes to the tiled shared-memory GEMM
  * (matmul.comp), which also serves gemm's f32 transposes. Weights of every
  * dtype are decoded in the kernels; activations stay f32 (no q8 rounding of
  * x, so results sit closer to the exact product than ggml's). */
@@ -30,7 +32,9 @@ struct gemm_push {
 #define VK_MATMUL_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATMUL_##T,
 #define VK_MATVEC_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_##T,
 static const enum vk_kernel matmul_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATMUL_KERNEL) };
+#define VK_MATVEC_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_SG_##T,
 static const enum vk_kernel matvec_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_KERNEL) };
+static const enum vk_kernel matvec_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_SG_KERNEL) };
 
 static uint32_t row_stride(gllmk_t t)
 {
@@ -64,7 +68,8 @@ gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 			.yo = yo, .ys0 = row_stride(y),
 			.biaso = bo,
 		};
-		return vk_dispatch(c, matvec_kernel[w->dtype], &call, &p, sizeof(p), N);
+		const enum vk_kernel *mv = c->subgroup_size ? matvec_sg_kernel : matvec_kernel;
+		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), N);
 	}
 	struct gemm_push p = {
 		.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,

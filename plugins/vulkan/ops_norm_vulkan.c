@@ -33,12 +33,12 @@ static gllmk_status norm_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllm
 
 gllmk_status vk_rms_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, float eps)
 {
-	return norm_run(st, VK_KERNEL_RMS_NORM, y, x, w, NULL, eps);
+	return norm_run(st, vk_pick(st, VK_KERNEL_RMS_NORM, VK_KERNEL_RMS_NORM_SG), y, x, w, NULL, eps);
 }
 
 gllmk_status vk_layer_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t b, float eps)
 {
-	return norm_run(st, VK_KERNEL_LAYER_NORM, y, x, w, b, eps);
+	return norm_run(st, vk_pick(st, VK_KERNEL_LAYER_NORM, VK_KERNEL_LAYER_NORM_SG), y, x, w, b, eps);
 }
 
 struct softmax_push {
@@ -66,7 +66,7 @@ gllmk_status vk_softmax(void *st, gllmk_t y, gllmk_t x, gllmk_t mask, const gllm
 		p.ms0 = mask->ndim == 2 ? (uint32_t)mask->stride[0] : 0;
 		p.flags |= 1;
 	}
-	return vk_dispatch(c, VK_KERNEL_SOFTMAX, &call, &p, sizeof(p), r.rows);
+	return vk_dispatch(c, vk_pick(c, VK_KERNEL_SOFTMAX, VK_KERNEL_SOFTMAX_SG), &call, &p, sizeof(p), r.rows);
 }
 
 struct rope_push {

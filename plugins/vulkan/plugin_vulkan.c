@@ -43,13 +43,4 @@ static const gllmk_plugin_table vk_table = {
 	.sample       = vk_sample,
 };
 
-__attribute__((visibility("default"))) const gllmk_plugin_table *GLLMK_PLUGIN_ENTRY(const gllmk_host *host,
-										    char *reason,
-										    size_t reason_len)
-{
-	if (!host || host->abi_major != GLLMK_ABI_MAJOR) {
-		snprintf(reason, reason_len, "needs a core speaking ABI %d.x", GLLMK_ABI_MAJOR);
-		return NULL;
-	}
-	return &vk_table;
-}
+GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

@@ -68,6 +68,7 @@ struct vk_ctx {
 	bool unified;            /* buffers are host-visible: write/read map them */
 	uint64_t max_range;      /* maxStorageBufferRange */
 	uint64_t bind_align;     /* minStorageBufferOffsetAlignment */
+	uint32_t subgroup_size;  /* 0: no subgroup arithmetic in compute shaders */
 
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout layout;
@@ -180,6 +181,11 @@ struct vk_view vk_view_of(struct vk_ctx *c, struct vk_call *call, int slot, cons
  * of count i32 at t outside [0, limit), as *pos (-1: none) and *value. */
 gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
 			       int32_t *value);
+/* The -DSUBGROUP variant of a kernel where the device reduces in subgroups. */
+static inline enum vk_kernel vk_pick(const struct vk_ctx *c, enum vk_kernel plain, enum vk_kernel sg)
+{
+	return c->subgroup_size ? sg : plain;
+}
 /* Workgroups for a grid-stride loop over `items` with `per_group` each. */
 uint64_t vk_groups(uint64_t items, uint32_t per_group);
 

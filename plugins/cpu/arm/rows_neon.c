@@ -387,3 +387,45 @@ static inline uint16x4_t bf16_bits(vf v)
 
 DEFINE_HALF_CODEC(f16, load_f16, f16_bits)
 DEFINE_HALF_CODEC(bf16, load_bf16, bf16_bits)
+
+/* ------------------------------------------- axpy and f16 attention rows */
+
+/* y += a·x over n f32, or over n f16 widened exactly (attention's V rows). */
+#define DEFINE_AXPY(name, type, LOAD, TAIL_LOAD)                                \
+	void neon_axpy_##name(float *y, float a, const type *x, int64_t n)      \
+	{                                                                       \
+		int64_t i = 0;                                                  \
+		for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)                      \
+			vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), LOAD(x + i), a)); \
+		if (i < n)                                                      \
+			vf_store_n(y + i, vfmaq_n_f32(vf_load_n(y + i, n - i), TAIL_LOAD(x + i, n - i), a), \
+				   n - i);                                      \
+	}
+
+static inline vf load_f16_n(const uint16_t *p, int64_t n)
+{
+	uint16_t buf[VEC_WIDTH] = { 0 };
+
+	memcpy(buf, p, (size_t)n * sizeof(*p));
+	return load_f16(buf);
+}
+
+DEFINE_AXPY(f32, float, vld1q_f32, vf_load_n)
+DEFINE_AXPY(f16, uint16_t, load_f16, load_f16_n)
+
+/* Σ a·b with b in f16 (attention's K rows), accumulated in f32. */
+float neon_dot_f32_f16(int64_t n, const float *a, const uint16_t *b)
+{
+	vf s0 = vdupq_n_f32(0.0f), s1 = s0;
+	int64_t i = 0;
+
+	for (; i + 2 * VEC_WIDTH <= n; i += 2 * VEC_WIDTH) {
+		s0 = vfmaq_f32(s0, vld1q_f32(a + i), load_f16(b + i));
+		s1 = vfmaq_f32(s1, vld1q_f32(a + i + VEC_WIDTH), load_f16(b + i + VEC_WIDTH));
+	}
+	for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)
+		s0 = vfmaq_f32(s0, vld1q_f32(a + i), load_f16(b + i));
+	if (i < n)
+		s1 = vfmaq_f32(s1, vf_load_n(a + i, n - i), load_f16_n(b + i, n - i));
+	return vaddvq_f32(vaddq_f32(s0, s1));
+}

@@ -31,6 +31,9 @@ float neon_dot_f32(int64_t n, const float *a, const float *b);
 float neon_softmax_max_row(const float *x, const float *mask, float scale, int64_t n);
 double neon_softmax_exp_row(float *y, const float *x, const float *mask, float scale, float max, int64_t n);
 void neon_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
+void neon_axpy_f32(float *y, float a, const float *x, int64_t n);
+float neon_dot_f32_f16(int64_t n, const float *a, const uint16_t *b);
+void neon_axpy_f16(float *y, float a, const uint16_t *x, int64_t n);
 void neon_dequant_row_f16(const void *src, float *dst, int64_t n);
 void neon_quant_row_f16(const float *src, void *dst, int64_t n);
 void neon_dequant_row_bf16(const void *src, float *dst, int64_t n);
@@ -53,6 +56,9 @@ void neon_quant_row_bf16(const float *src, void *dst, int64_t n);
 	.softmax_max_row = neon_softmax_max_row,                \
 	.softmax_exp_row = neon_softmax_exp_row,                \
 	.rope_row = neon_rope_row,                              \
+	.axpy_f32 = neon_axpy_f32,                              \
+	.dot_f32_f16 = neon_dot_f32_f16,                        \
+	.axpy_f16 = neon_axpy_f16,                              \
 	.dequant_row[GLLMK_F16] = neon_dequant_row_f16,         \
 	.dequant_row[GLLMK_BF16] = neon_dequant_row_bf16,       \
 	.quant_row[GLLMK_F16] = neon_quant_row_f16,             \

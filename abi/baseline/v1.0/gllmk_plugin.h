@@ -1,0 +1,295 @@
+/* gllmk plugin ABI v1: what a backend plugin implements.
+ *
+ * A plugin is libgllmk-<name>.so exporting exactly one symbol,
+ * gllmk_plugin_entry_v1 (ELF version node GLLMK_PLUGIN_1), and no
+ * constructors: nothing of it runs before the core calls the entry.
+ *
+ * The contract is written where it is enforced:
+ *  - struct gllmk_plugin_table is append-only. Adding a slot appends it at the
+ *    end, bumps GLLMK_ABI_MINOR and adds its static_assert below. Reordering,
+ *    removing or retyping a slot changes GLLMK_ABI_MAJOR, the entry symbol
+ *    name (gllmk_plugin_entry_v<major>) and the version node.
+ *  - struct gllmk_host and struct gllmk_open_args begin with their size and
+ *    only grow at the end.
+ * SPEC/ABI.md explains negotiation, layers and every rule in prose.
+ */
+#ifndef GLLMK_PLUGIN_H
+#define GLLMK_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gllmk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The buffer as plugins see it. The core owns the struct; a plugin reads
+ * impl (the handle its buffer_alloc/buffer_wrap returned; CPU plugins
+ * return the host address of byte 0) and size, and nothing else. */
+struct gllmk_buffer {
+	void *impl;
+	uint64_t size;
+	/* core-private from here on */
+	gllmk_context *ctx;
+	uint32_t magic;
+	uint32_t flags;
+};
+
+/* Host address of a tensor's first byte, for plugins whose impl is a host
+ * pointer (every CPU plugin). */
+static inline void *gllmk_tensor_host(const gllmk_tensor *t)
+{
+	return (char *)t->buf->impl + t->offset;
+}
+
+/* ------------------------------------------------------------------ host */
+
+/* What the core speaks, handed to the entry and to open. Lives as long as
+ * the process; a plugin may keep the pointer in its per-context state. */
+typedef struct gllmk_host {
+	uint32_t struct_size;
+	uint16_t abi_major;   /* the major the core speaks */
+	uint16_t abi_minor;   /* the highest minor the core speaks */
+	uint32_t table_size;  /* sizeof(struct gllmk_plugin_table) the core knows */
+	uint32_t reserved;
+	/* Sets this thread's gllmk_last_error() and returns st, so a plugin can
+	 * write `return host->set_error(GLLMK_E_BACKEND, "vkQueueSubmit: %s", ...)`. */
+	gllmk_status (*set_error)(gllmk_status st, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+} gllmk_host;
+
+/* ------------------------------------------------------------------ probe */
+
+typedef enum gllmk_probe_result {
+	GLLMK_PROBE_YES = 0,     /* this machine runs me; pick me in automatic detection */
+	GLLMK_PROBE_BY_NAME = 1, /* I run here, but only when asked for by name
+				  * (software devices: lavapipe, PoCL) */
+	GLLMK_PROBE_NO = 2,      /* this machine cannot run me */
+} gllmk_probe_result;
+
+#define GLLMK_PROBE_TEXT 256
+typedef struct gllmk_probe_info {
+	char device[GLLMK_PROBE_TEXT]; /* what was found ("AVX-512 F/BW/VL, 2 cores") */
+	char reason[GLLMK_PROBE_TEXT]; /* why not (NO) or why only by name (BY_NAME) */
+} gllmk_probe_info;
+
+/* ------------------------------------------------------------------ open */
+
+typedef struct gllmk_plugin_table gllmk_plugin_table;
+
+typedef struct gllmk_open_args {
+	uint32_t struct_size;
+	int32_t n_threads;                /* 0: the plugin's default (physical cores) */
+	int32_t by_name;                  /* 1: named by an override; BY_NAME devices allowed */
+	int32_t reserved;
+	const gllmk_host *host;
+	/* Layers only (NULL for plugins): the table and state to forward to. */
+	const gllmk_plugin_table *next;
+	void *next_state;
+} gllmk_open_args;
+
+/* ------------------------------------------------------------ slot types */
+/* Every op receives the state its open() returned, then the public call's
+ * arguments, already validated by the core (SPEC/ABI.md, "Validation"):
+ * a plugin never re-checks shapes, dtypes, bounds or aliasing. It does check
+ * index data only it can see (ids, positions, block tables). */
+
+typedef gllmk_probe_result (*gllmk_probe_fn)(gllmk_probe_info *info);
+typedef gllmk_status (*gllmk_open_fn)(const gllmk_open_args *args, void **state, char *reason, size_t reason_len);
+typedef void (*gllmk_close_fn)(void *state);
+
+typedef gllmk_status (*gllmk_buffer_alloc_fn)(void *st, uint64_t size, void **impl);
+typedef gllmk_status (*gllmk_buffer_wrap_fn)(void *st, void *host, uint64_t size, void **impl);
+typedef void (*gllmk_buffer_free_fn)(void *st, void *impl);
+typedef gllmk_status (*gllmk_buffer_write_fn)(void *st, void *impl, uint64_t off, const void *src, uint64_t size);
+typedef gllmk_status (*gllmk_buffer_read_fn)(void *st, void *impl, uint64_t off, void *dst, uint64_t size);
+typedef gllmk_status (*gllmk_buffer_copy_fn)(void *st, void *dst, uint64_t dst_off, void *src, uint64_t src_off,
+					     uint64_t size);
+typedef gllmk_status (*gllmk_sync_fn)(void *st);
+
+typedef const gllmk_tensor *gllmk_t; /* shorthand for the slot types below only */
+
+typedef gllmk_status (*gllmk_matmul_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias);
+typedef gllmk_status (*gllmk_gemm_fn)(void *st, gllmk_t c, gllmk_t a, gllmk_t b, const gllmk_gemm_params *p);
+typedef gllmk_status (*gllmk_unary_fn)(void *st, gllmk_t y, gllmk_t x);
+typedef gllmk_status (*gllmk_binary_fn)(void *st, gllmk_t y, gllmk_t a, gllmk_t b);
+typedef gllmk_status (*gllmk_scale_fn)(void *st, gllmk_t y, gllmk_t x, float s);
+typedef gllmk_status (*gllmk_rms_norm_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w, float eps);
+typedef gllmk_status (*gllmk_layer_norm_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t b, float eps);
+typedef gllmk_status (*gllmk_softmax_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t mask, const gllmk_softmax_params *p);
+typedef gllmk_status (*gllmk_rope_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p);
+typedef gllmk_status (*gllmk_get_rows_fn)(void *st, gllmk_t y, gllmk_t table, gllmk_t ids);
+typedef gllmk_status (*gllmk_attention_fn)(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+					   gllmk_t block_table, const gllmk_attention_params *p);
+typedef gllmk_status (*gllmk_argmax_fn)(void *st, gllmk_t ids, gllmk_t x);
+typedef gllmk_status (*gllmk_sample_fn)(void *st, gllmk_t ids, gllmk_t logits, const float *uniform,
+					const gllmk_sample_params *p);
+
+/* ------------------------------------------------------------------ table */
+
+struct gllmk_plugin_table {
+	/* header: fixed forever, whatever the major */
+	uint32_t size;        /* sizeof(struct gllmk_plugin_table) as the plugin was built */
+	uint16_t abi_major;   /* GLLMK_ABI_MAJOR the plugin was built for */
+	uint16_t abi_minor;   /* GLLMK_ABI_MINOR the plugin was built for */
+	const char *name;     /* "cpu-generic": equals the file name's <name> */
+
+	/* lifecycle (a layer leaves probe NULL) */
+	gllmk_probe_fn probe;
+	gllmk_open_fn open;
+	gllmk_close_fn close;
+
+	/* memory */
+	gllmk_buffer_alloc_fn buffer_alloc;
+	gllmk_buffer_wrap_fn buffer_wrap;   /* NULL: wrapping host memory unsupported */
+	gllmk_buffer_free_fn buffer_free;
+	gllmk_buffer_write_fn buffer_write;
+	gllmk_buffer_read_fn buffer_read;
+	gllmk_buffer_copy_fn buffer_copy;
+	gllmk_sync_fn sync;
+
+	/* operators, ABI 1.0 (the order of GLLMK_OPS below) */
+	gllmk_matmul_fn matmul;
+	gllmk_gemm_fn gemm;
+	gllmk_unary_fn dequantize;
+	gllmk_unary_fn quantize;
+	gllmk_unary_fn convert;
+	gllmk_binary_fn add;
+	gllmk_binary_fn mul;
+	gllmk_scale_fn scale;
+	gllmk_unary_fn silu;
+	gllmk_unary_fn gelu_tanh;
+	gllmk_unary_fn gelu_erf;
+	gllmk_unary_fn relu;
+	gllmk_unary_fn tanh;
+	gllmk_unary_fn exp;
+	gllmk_binary_fn swiglu;
+	gllmk_rms_norm_fn rms_norm;
+	gllmk_layer_norm_fn layer_norm;
+	gllmk_softmax_fn softmax;
+	gllmk_rope_fn rope;
+	gllmk_get_rows_fn get_rows;
+	gllmk_attention_fn attention;
+	gllmk_argmax_fn argmax;
+	gllmk_sample_fn sample;
+	/* ABI 1.1 slots go here, appended, never inserted. */
+};
+
+/* Every slot after the header, in table order: X(name, slot type).
+ * The core builds its per-context dispatch and its names from this list. */
+#define GLLMK_BACKEND_SLOTS(X)                                    \
+	X(buffer_alloc, gllmk_buffer_alloc_fn)                    \
+	X(buffer_wrap, gllmk_buffer_wrap_fn)                      \
+	X(buffer_free, gllmk_buffer_free_fn)                      \
+	X(buffer_write, gllmk_buffer_write_fn)                    \
+	X(buffer_read, gllmk_buffer_read_fn)                      \
+	X(buffer_copy, gllmk_buffer_copy_fn)                      \
+	X(sync, gllmk_sync_fn)
+
+#define GLLMK_OPS(X)                                              \
+	X(matmul, gllmk_matmul_fn)                                \
+	X(gemm, gllmk_gemm_fn)                                    \
+	X(dequantize, gllmk_unary_fn)                             \
+	X(quantize, gllmk_unary_fn)                               \
+	X(convert, gllmk_unary_fn)                                \
+	X(add, gllmk_binary_fn)                                   \
+	X(mul, gllmk_binary_fn)                                   \
+	X(scale, gllmk_scale_fn)                                  \
+	X(silu, gllmk_unary_fn)                                   \
+	X(gelu_tanh, gllmk_unary_fn)                              \
+	X(gelu_erf, gllmk_unary_fn)                               \
+	X(relu, gllmk_unary_fn)                                   \
+	X(tanh, gllmk_unary_fn)                                   \
+	X(exp, gllmk_unary_fn)                                    \
+	X(swiglu, gllmk_binary_fn)                                \
+	X(rms_norm, gllmk_rms_norm_fn)                            \
+	X(layer_norm, gllmk_layer_norm_fn)                        \
+	X(softmax, gllmk_softmax_fn)                              \
+	X(rope, gllmk_rope_fn)                                    \
+	X(get_rows, gllmk_get_rows_fn)                            \
+	X(attention, gllmk_attention_fn)                          \
+	X(argmax, gllmk_argmax_fn)                                \
+	X(sample, gllmk_sample_fn)
+
+#define GLLMK_OP_COUNT_V1_0 23
+
+/* The layout guard: slot n (counting probe as 0) sits right after the
+ * 8-byte header and the name pointer. A failing assert here means someone
+ * inserted, removed or retyped a slot: that is a new major (SPEC/ABI.md). */
+#define GLLMK_SLOT_OFFSET(n) (8 + sizeof(void *) * (1 + (n)))
+#ifdef __cplusplus
+#define GLLMK_STATIC_ASSERT static_assert
+#else
+#define GLLMK_STATIC_ASSERT _Static_assert
+#endif
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, size) == 0, "table starts with its size");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, abi_major) == 4, "then the major");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, abi_minor) == 6, "then the minor");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, name) == 8, "then the name");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, probe) == GLLMK_SLOT_OFFSET(0), "slot 0");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, open) == GLLMK_SLOT_OFFSET(1), "slot 1");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, close) == GLLMK_SLOT_OFFSET(2), "slot 2");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_alloc) == GLLMK_SLOT_OFFSET(3), "slot 3");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_wrap) == GLLMK_SLOT_OFFSET(4), "slot 4");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_free) == GLLMK_SLOT_OFFSET(5), "slot 5");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_write) == GLLMK_SLOT_OFFSET(6), "slot 6");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_read) == GLLMK_SLOT_OFFSET(7), "slot 7");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, buffer_copy) == GLLMK_SLOT_OFFSET(8), "slot 8");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, sync) == GLLMK_SLOT_OFFSET(9), "slot 9");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, matmul) == GLLMK_SLOT_OFFSET(10), "slot 10");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, gemm) == GLLMK_SLOT_OFFSET(11), "slot 11");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, dequantize) == GLLMK_SLOT_OFFSET(12), "slot 12");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, quantize) == GLLMK_SLOT_OFFSET(13), "slot 13");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, convert) == GLLMK_SLOT_OFFSET(14), "slot 14");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, add) == GLLMK_SLOT_OFFSET(15), "slot 15");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, mul) == GLLMK_SLOT_OFFSET(16), "slot 16");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, scale) == GLLMK_SLOT_OFFSET(17), "slot 17");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, silu) == GLLMK_SLOT_OFFSET(18), "slot 18");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, gelu_tanh) == GLLMK_SLOT_OFFSET(19), "slot 19");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, gelu_erf) == GLLMK_SLOT_OFFSET(20), "slot 20");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, relu) == GLLMK_SLOT_OFFSET(21), "slot 21");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, tanh) == GLLMK_SLOT_OFFSET(22), "slot 22");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, exp) == GLLMK_SLOT_OFFSET(23), "slot 23");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, swiglu) == GLLMK_SLOT_OFFSET(24), "slot 24");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, rms_norm) == GLLMK_SLOT_OFFSET(25), "slot 25");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, layer_norm) == GLLMK_SLOT_OFFSET(26), "slot 26");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, softmax) == GLLMK_SLOT_OFFSET(27), "slot 27");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, rope) == GLLMK_SLOT_OFFSET(28), "slot 28");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, get_rows) == GLLMK_SLOT_OFFSET(29), "slot 29");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, attention) == GLLMK_SLOT_OFFSET(30), "slot 30");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, argmax) == GLLMK_SLOT_OFFSET(31), "slot 31");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, sample) == GLLMK_SLOT_OFFSET(32), "slot 32");
+GLLMK_STATIC_ASSERT(sizeof(struct gllmk_plugin_table) == GLLMK_SLOT_OFFSET(33), "ABI 1.0 ends at slot 32");
+
+GLLMK_STATIC_ASSERT(offsetof(gllmk_host, set_error) == 16, "host layout");
+GLLMK_STATIC_ASSERT(offsetof(gllmk_open_args, host) == 16, "open_args layout");
+GLLMK_STATIC_ASSERT(offsetof(gllmk_tensor, shape) == 24, "tensor layout");
+GLLMK_STATIC_ASSERT(offsetof(gllmk_tensor, stride) == 56, "tensor layout");
+
+/* ------------------------------------------------------------ entry points */
+
+/* The plugin's only export. The core offers what it speaks (host); the
+ * plugin answers with its static const table, or NULL and a sentence in
+ * reason ("needs a core speaking ABI >= 1.2"). It must not allocate, start
+ * threads or touch a device: that is open's work. */
+#define GLLMK_PLUGIN_ENTRY gllmk_plugin_entry_v1
+#define GLLMK_PLUGIN_ENTRY_NAME "gllmk_plugin_entry_v1"
+typedef const gllmk_plugin_table *(*gllmk_plugin_entry_fn)(const gllmk_host *host, char *reason, size_t reason_len);
+
+/* A layer (libgllmk-debug.so) exports this instead and is found with
+ * dlsym(RTLD_DEFAULT) when preloaded. It gets the selected plugin's table
+ * and returns its own: NULL slots fall through to next; its open() receives
+ * next and next's state in gllmk_open_args. A layer that overrides any
+ * buffer slot must override all of them and every op, since its impl
+ * handles mean nothing to the next table. */
+#define GLLMK_LAYER_ENTRY gllmk_layer_entry_v1
+#define GLLMK_LAYER_ENTRY_NAME "gllmk_layer_entry_v1"
+typedef const gllmk_plugin_table *(*gllmk_layer_entry_fn)(const gllmk_host *host, const gllmk_plugin_table *next,
+							  char *reason, size_t reason_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GLLMK_PLUGIN_H */
