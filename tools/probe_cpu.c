@@ -39,6 +39,8 @@ static void trim(char *s)
 	memmove(s, s + b, n - b + 1);
 }
 
+static bool read_sys(const char *path, char *out, size_t len);
+
 /* The value of the first "key : value" line of /proc/cpuinfo, or "". */
 static void cpuinfo_field(const char *key, char *out, size_t len)
 {
@@ -213,6 +215,12 @@ static void probe_isa(struct probe_cpu *cpu)
 	}
 	cpuinfo_field("CPU implementer", impl, sizeof(impl));
 	cpuinfo_field("CPU part", part, sizeof(part));
+	if (!impl[0] && read_sys("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", impl, sizeof(impl))) {
+		unsigned long midr = strtoul(impl, NULL, 0);
+
+		snprintf(impl, sizeof(impl), "0x%02lx", (midr >> 24) & 0xff);
+		snprintf(part, sizeof(part), "0x%03lx", (midr >> 4) & 0xfff);
+	}
 	who = arm_implementer(strtoul(impl, NULL, 0));
 	probe_copy(cpu->vendor, who ? who : impl);
 	if (part[0])
@@ -381,10 +389,8 @@ void probe_cpu(struct probe_cpu *cpu)
 	if (uname(&u) == 0)
 		probe_copy(cpu->arch, u.machine);
 	probe_isa(cpu);
-	if (!cpu->model[0])
+	if (!cpu->model[0]) /* x86 without the brand string; other architectures */
 		cpuinfo_field("model name", cpu->model, sizeof(cpu->model));
-	if (!cpu->vendor[0])
-		cpuinfo_field("vendor_id", cpu->vendor, sizeof(cpu->vendor));
 	probe_cores(cpu);
 	probe_caches(cpu);
 }

@@ -380,6 +380,10 @@ static void scale_c(const struct cpu_sgemm *g)
 /* ---------------------------------------------------- small M: M < mr */
 
 #define AXPY_COLS 512           /* columns of C a task accumulates at a time */
+/* Up to this M the dots/axpys beat a padded register block: each axpy
+ * loads and stores its accumulators, so at M = 8 the microkernel, even
+ * 8/14 full, was faster (gllmk-bench, M = 1..8, N = K = 4096). */
+#define SMALL_M_MAX 4
 
 static void axpy_f32(const struct cpu_kernels *k, float *y, float a, const float *x, int64_t n)
 {
@@ -420,7 +424,7 @@ static void axpy_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct small_m_job *s = arg;
 	const struct cpu_sgemm *g = s->g;
-	float acc[TILE_MAX];
+	float acc[SMALL_M_MAX * AXPY_COLS];
 
 	(void)tid;
 	for (int64_t c0 = begin; c0 < end; c0++) {
@@ -439,14 +443,14 @@ static void axpy_task(void *arg, int64_t begin, int64_t end, int tid)
 	}
 }
 
-/* M < mr: a register block would be mostly padding, and B is read once
- * anyway; dots or axpys stream it at memory speed. Returns 0 when the
- * layout has no such path (then the GEMM runs). */
+/* M <= SMALL_M_MAX (and < mr): a register block would be mostly padding,
+ * and B is read once anyway; dots or axpys stream it at memory speed.
+ * Returns 0 when the layout has no such path (then the GEMM runs). */
 static int sgemm_small_m(struct cpu_state *s, const struct cpu_sgemm *g)
 {
 	struct small_m_job job = { .g = g, .k = s->k };
 
-	if (g->m >= s->k->mr || g->b_dequant || g->m * AXPY_COLS > TILE_MAX)
+	if (g->m > SMALL_M_MAX || g->m >= s->k->mr || g->b_dequant)
 		return 0;
 	if (g->b_rs == 1 && g->a_cs == 1) {
 		cpu_pool_run(s->pool, g->n, 1 + (1 << 16) / (g->k * g->m), dot_task, &job);
