@@ -43,6 +43,7 @@ struct core_dtype {
 	int64_t block_bytes;
 	uint32_t block_shift;  /* log2(block_elems) */
 	uint32_t align;        /* of offsets and outer strides: 2 or 4 */
+	uint32_t elem_stride;  /* the innermost stride other than 0: the element size; 0 for blocks */
 };
 
 extern const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT];

@@ -5,8 +5,9 @@
 
 /* Alignment: 4 where a block starts with a 4-byte field (f32, i32, q8_K's
  * float d), 2 for everything built on f16 scales. */
-#define DTYPE(id, str, shift, bytes, al) \
-	[id] = { .name = str, .block_elems = 1 << (shift), .block_bytes = bytes, .block_shift = shift, .align = al }
+#define DTYPE(id, str, shift, bytes, al)                                                  \
+	[id] = { .name = str, .block_elems = 1 << (shift), .block_bytes = bytes, .block_shift = shift, \
+		 .align = al, .elem_stride = (shift) ? 0 : (bytes) }
 
 const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT] = {
 	DTYPE(GLLMK_F32, "f32", 0, 4, 4),

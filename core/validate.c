@@ -6,7 +6,7 @@
 
 #include "validate.h"
 
-gllmk_status core_check_ctx(const char *fn, const gllmk_context *ctx)
+gllmk_status core_check_ctx_slow(const char *fn, const gllmk_context *ctx)
 {
 	if (unlikely(!ctx))
 		return core_error(GLLMK_E_NULL, "%s: ctx is NULL", fn);
@@ -131,8 +131,8 @@ static gllmk_status view_distinct(const char *fn, const char *name, const gllmk_
 	return GLLMK_OK;
 }
 
-gllmk_status core_view(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
-		       enum core_role role, uint32_t dtypes, const char *want, struct core_view *v)
+gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
+			    enum core_role role, uint32_t dtypes, const char *want, struct core_view *v)
 {
 	gllmk_status st;
 
@@ -150,18 +150,7 @@ gllmk_status core_view(const gllmk_context *ctx, const char *fn, const char *nam
 	return st;
 }
 
-gllmk_status core_view_opt(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
-			   enum core_role role, uint32_t dtypes, const char *want, struct core_view *v)
-{
-	if (!t) {
-		v->name = name;
-		v->t = NULL;
-		return GLLMK_OK;
-	}
-	return core_view(ctx, fn, name, t, role, dtypes, want, v);
-}
-
-gllmk_status core_check_ndim(const char *fn, const struct core_view *v, int32_t ndim, const char *layout)
+gllmk_status core_check_ndim_slow(const char *fn, const struct core_view *v, int32_t ndim, const char *layout)
 {
 	if (unlikely(v->t->ndim != ndim))
 		return core_error(GLLMK_E_SHAPE, "%s: %s.ndim = %d but %s must be %d-D %s", fn, v->name,
@@ -169,7 +158,7 @@ gllmk_status core_check_ndim(const char *fn, const struct core_view *v, int32_t 
 	return GLLMK_OK;
 }
 
-gllmk_status core_check_dim(const char *fn, const struct core_view *a, int da, const struct core_view *b, int db,
+gllmk_status core_check_dim_slow(const char *fn, const struct core_view *a, int da, const struct core_view *b, int db,
 			    const char *rule)
 {
 	if (unlikely(a->t->shape[da] != b->t->shape[db]))
@@ -186,7 +175,7 @@ gllmk_status core_check_dim_is(const char *fn, const struct core_view *a, int da
 	return GLLMK_OK;
 }
 
-gllmk_status core_check_same_shape(const char *fn, const struct core_view *a, const struct core_view *b)
+gllmk_status core_check_same_shape_slow(const char *fn, const struct core_view *a, const struct core_view *b)
 {
 	if (unlikely(a->t->ndim != b->t->ndim))
 		return core_error(GLLMK_E_SHAPE, "%s: %s.ndim = %d but %s.ndim = %d (same shape required)", fn,
@@ -212,7 +201,7 @@ static int views_identical(const gllmk_tensor *a, const gllmk_tensor *b)
 	return 1;
 }
 
-gllmk_status core_check_alias(const char *fn, const struct core_view *out, const struct core_view *in,
+gllmk_status core_check_alias_slow(const char *fn, const struct core_view *out, const struct core_view *in,
 			      enum core_alias rule)
 {
 	if (!in->t || !out->t || out->t->buf != in->t->buf)

@@ -317,6 +317,12 @@ static const struct vcase cases[] = {
 	C(F_ADD, OK, NULL, SHAPE("b", 1, 1)),
 	C(F_ADD, OK, NULL, NDIM("b", 1), SHAPE("b", 0, 32)),
 	C(F_ADD, OK, NULL, NDIM("b", 3), SHAPE("b", 0, 2), SHAPE("b", 1, 3), SHAPE("b", 2, 32)),
+	/* Views past the core's fast check (an outer stride of 2^28 or more):
+	 * the full rules decide, valid or not. */
+	C(F_ADD, OK, NULL, SHAPE("b", 0, 1), STRIDE("b", 0, 1 << 30)),
+	C(F_SCALE, OK, NULL, SHAPE("y", 0, 1), SHAPE("x", 0, 1), STRIDE("y", 0, INT64_C(1) << 40)),
+	C(F_SCALE, E_BOUNDS, "x", STRIDE("x", 0, 1 << 30)),
+	C(F_SCALE, E_BOUNDS, "y", STRIDE("y", 0, INT64_C(1) << 40)),
 	C(F_ADD, E_SHAPE, "b|a", SHAPE("b", 0, 2)),
 	C(F_ADD, E_SHAPE, "b|a", SHAPE("b", 1, 16)),
 	C(F_ADD, E_SHAPE, "b|a", NDIM("b", 4), SHAPE("b", 2, 3), SHAPE("b", 3, 32)),
