@@ -37,7 +37,9 @@ struct loaded {
 
 static pthread_once_t ltdl_once = PTHREAD_ONCE_INIT;
 static int ltdl_ready;
-static pthread_mutex_t loader_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: a layer's open or close, called under it, may open or close a
+ * context of its own (the debug layer's cpu-generic reference does). */
+static pthread_mutex_t loader_mutex = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct loaded *loaded_list; /* under loader_mutex */
 
 static void ltdl_init(void)

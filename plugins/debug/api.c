@@ -49,6 +49,7 @@ int debug_api_resolve(struct debug_api *api, const gllmk_host *host, char *reaso
 	API_FN(open)
 	API_FN(close)
 	API_FN(buffer_alloc)
+	API_FN(buffer_free)
 	API_FN(buffer_write)
 	API_FN(buffer_read)
 	API_FN(last_error)

@@ -4,12 +4,12 @@
  *
  * The layer opens its own context on cpu-generic through the public API,
  * with GLLMK_OPEN_NO_LAYERS (so it does not wrap itself) and
- * GLLMK_OPEN_NO_ENV. It opens it per call and closes it after: the core
- * calls a layer's open and close under its loader lock, where opening or
- * closing another context would deadlock, and a per-call context leaves
- * nothing behind whatever the program does. Every argument's extent is read
- * back from the plugin before the op runs (an in-place op overwrites its
- * input) and written into a buffer of its own there.
+ * GLLMK_OPEN_NO_ENV, at the first compared call, and closes it when the
+ * caller's context closes (the core's loader lock, held around a layer's
+ * close, is recursive for this); one context is used by one thread at a
+ * time (SPEC/ABI.md), so neither needs a lock. Every argument's extent is read back from the plugin before the
+ * op runs (an in-place op overwrites its input) and written into a buffer
+ * of its own on the reference context, freed after the comparison.
  *
  * The error is per row: the largest |got - want| over the row's largest
  * |want|, the scale most of SPEC/TOLERANCES.md's bounds are written in.
@@ -24,7 +24,7 @@
 #include "debug.h"
 
 struct debug_compare {
-	gllmk_context *ctx;
+	gllmk_context *ctx;             /* the layer's reference context */
 	gllmk_buffer *buf[DEBUG_MAX_ARGS];
 	gllmk_tensor t[DEBUG_MAX_ARGS];
 	void *host[DEBUG_MAX_ARGS];   /* the arguments as they were before the op */
@@ -35,18 +35,20 @@ struct debug_compare {
 
 static void compare_release(struct debug_call *c)
 {
+	struct debug_ctx *d = c->d;
 	struct debug_compare *m = c->cmp;
 	int i;
 
-	for (i = 0; i < DEBUG_MAX_ARGS; i++)
+	for (i = 0; i < DEBUG_MAX_ARGS; i++) {
 		free(m->host[i]);
-	/* Frees the buffers too. */
-	if (m->ctx)
-		c->d->api.close(m->ctx);
+		if (m->buf[i])
+			d->api.buffer_free(m->buf[i]);
+	}
 	free(m);
 	c->cmp = NULL;
 }
 
+/* The reference context, opened at the first compared call. */
 static int compare_open(struct debug_call *c)
 {
 	struct debug_ctx *d = c->d;
@@ -56,11 +58,24 @@ static int compare_open(struct debug_call *c)
 		.plugins = "cpu-generic",
 	};
 
-	if (d->api.open(&opts, &c->cmp->ctx) == GLLMK_OK)
-		return 0;
-	debug_print(d, "compare: cannot open cpu-generic (%s); compare is off for this context", d->api.last_error());
-	d->compare_off = 1;
-	return -1;
+	if (!d->ref && !d->compare_off && d->api.open(&opts, &d->ref) != GLLMK_OK) {
+		debug_print(d, "compare: cannot open cpu-generic (%s); compare is off for this context",
+			    d->api.last_error());
+		d->compare_off = 1;
+		d->ref = NULL;
+	}
+	if (!d->ref)
+		return -1;
+	c->cmp->ctx = d->ref;
+	return 0;
+}
+
+/* At the caller's gllmk_close: its reference context goes too. */
+void debug_compare_close(struct debug_ctx *d)
+{
+	if (d->ref)
+		d->api.close(d->ref);
+	d->ref = NULL;
 }
 
 static int compare_copy_arg(struct debug_call *c, int i)

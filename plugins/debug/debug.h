@@ -54,6 +54,7 @@ struct debug_api {
 	__typeof__(&gllmk_open) open;
 	__typeof__(&gllmk_close) close;
 	__typeof__(&gllmk_buffer_alloc) buffer_alloc;
+	__typeof__(&gllmk_buffer_free) buffer_free;
 	__typeof__(&gllmk_buffer_write) buffer_write;
 	__typeof__(&gllmk_buffer_read) buffer_read;
 	__typeof__(&gllmk_last_error) last_error;
@@ -95,6 +96,7 @@ struct debug_ctx {
 	int owns_memory;     /* the table with buffer slots: tensors are translated */
 	int nonfinite_seen;  /* the first NaN/Inf offender was reported */
 	int compare_off;     /* cpu-generic could not be opened: said once */
+	gllmk_context *ref;  /* compare's cpu-generic context, opened at first use */
 	uint64_t calls;      /* operator calls so far */
 	uint64_t buffers;    /* buffers allocated so far */
 	struct debug_op_stats stats[DEBUG_OP_COUNT];
@@ -163,6 +165,7 @@ void debug_translate(struct debug_call *c);
 void debug_check_after(struct debug_call *c);
 
 /* compare.c */
+void debug_compare_close(struct debug_ctx *d);
 void debug_compare_before(struct debug_call *c);
 gllmk_context *debug_compare_context(const struct debug_call *c);
 const gllmk_tensor *debug_compare_tensor(const struct debug_call *c, int arg);

@@ -263,6 +263,7 @@ static void debug_close(void *state)
 
 	if (d->cfg.modes & DEBUG_STATS)
 		debug_stats_print(d);
+	debug_compare_close(d);
 	if (d->fd > STDERR_FILENO)
 		close(d->fd);
 	debug_api_release(&d->api);
