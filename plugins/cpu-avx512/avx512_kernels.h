@@ -21,17 +21,30 @@ void avx512_dequant_row_q8_0(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q4_K(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
 
+/* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
+ * formats and of the float ones, whose vec_dot_tile also takes
+ * AVX512_FLOAT_X_ROWS activation rows (x_rows). */
+#define AVX512_DOT_ROWS 4
+#define AVX512_FLOAT_ROWS 4
+#define AVX512_FLOAT_X_ROWS 4
+
 /* matmul_half_avx512.c: float weights against f32 activations. */
-float avx512_vec_dot_f32(int64_t n, const void *w, const void *x);
-float avx512_vec_dot_f16(int64_t n, const void *w, const void *x);
-float avx512_vec_dot_bf16(int64_t n, const void *w, const void *x);
+#define AVX512_DECLARE_FLOAT_DOTS(t)                                                    \
+	float avx512_vec_dot_##t(int64_t n, const void *w, const void *x);              \
+	void avx512_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *x, float *out); \
+	void avx512_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
+				     float *out);
+AVX512_DECLARE_FLOAT_DOTS(f32)
+AVX512_DECLARE_FLOAT_DOTS(f16)
+AVX512_DECLARE_FLOAT_DOTS(bf16)
 
 /* matmul_quant_avx512.c: block weights against q8_0 / q8_K activations. */
-#define AVX512_DECLARE_DOTS(isa)                                                \
-	float isa##_vec_dot_q8_0(int64_t n, const void *w, const void *xq);     \
-	float isa##_vec_dot_q4_0(int64_t n, const void *w, const void *xq);     \
-	float isa##_vec_dot_q4_K(int64_t n, const void *w, const void *xq);     \
-	float isa##_vec_dot_q6_K(int64_t n, const void *w, const void *xq);
+#define AVX512_DECLARE_DOT(isa, t)                                                      \
+	float isa##_vec_dot_##t(int64_t n, const void *w, const void *xq);              \
+	void isa##_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
+#define AVX512_DECLARE_DOTS(isa)                                                        \
+	AVX512_DECLARE_DOT(isa, q8_0) AVX512_DECLARE_DOT(isa, q4_0)                     \
+	AVX512_DECLARE_DOT(isa, q4_K) AVX512_DECLARE_DOT(isa, q6_K)
 AVX512_DECLARE_DOTS(avx512)
 AVX512_DECLARE_DOTS(avx512vnni)
 

@@ -8,17 +8,22 @@
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "avx512_kernels.h"
+#include "dot_rows.h"
 #ifdef HAVE_X86_ROWS
-#include "rows_x86.h"
-#include "attn_x86.h"
+#include "rows_simd.h"
+#include "attn_simd.h"
 #define ROWS_X86 AVX512_ROW_KERNELS, AVX512_ATTN_KERNELS,
 #else
 #define ROWS_X86
 #endif
 
 /* The 32-element formats pair with q8_0 activations, the 256-element ones
- * with q8_K; f16 and bf16 keep x in f32. f32 weights have no vec_dot: the
- * framework uses dot_f32 at small M and the GEMM at large M. */
+ * with q8_K; f32, f16 and bf16 keep x in f32 (f32 weights: the vec_dot path
+ * at small M, the GEMM at large M). AVX512_DOT_ROWS / AVX512_FLOAT_ROWS
+ * weight rows a call; the float ones also AVX512_FLOAT_X_ROWS activation
+ * rows a call. */
+#define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
+#define AVX512_MATMUL_TILE(isa, t) DOT_TILE_MATMUL(isa, t, AVX512_FLOAT_ROWS, AVX512_FLOAT_X_ROWS)
 #define AVX512_TABLE(name, dots)                                                            \
 	{                                                                                  \
 		.isa = name,                                                               \
@@ -33,12 +38,13 @@
 		.dequant_row[GLLMK_Q6_K] = avx512_dequant_row_q6_K,                        \
 		.quant_row[GLLMK_Q8_0] = avx512_quant_row_q8_0,                            \
 		.quant_row[GLLMK_Q8_K] = avx512_quant_row_q8_K,                            \
-		.matmul[GLLMK_F16] = { GLLMK_F32, avx512_vec_dot_f16 },                    \
-		.matmul[GLLMK_BF16] = { GLLMK_F32, avx512_vec_dot_bf16 },                  \
-		.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, dots##_vec_dot_q8_0 },                 \
-		.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, dots##_vec_dot_q4_0 },                 \
-		.matmul[GLLMK_Q4_K] = { GLLMK_Q8_K, dots##_vec_dot_q4_K },                 \
-		.matmul[GLLMK_Q6_K] = { GLLMK_Q8_K, dots##_vec_dot_q6_K },                 \
+		.matmul[GLLMK_F32] = AVX512_MATMUL_TILE(avx512, f32),                      \
+		.matmul[GLLMK_F16] = AVX512_MATMUL_TILE(avx512, f16),                      \
+		.matmul[GLLMK_BF16] = AVX512_MATMUL_TILE(avx512, bf16),                    \
+		.matmul[GLLMK_Q8_0] = AVX512_MATMUL(Q8_0, dots, q8_0),                     \
+		.matmul[GLLMK_Q4_0] = AVX512_MATMUL(Q8_0, dots, q4_0),                     \
+		.matmul[GLLMK_Q4_K] = AVX512_MATMUL(Q8_K, dots, q4_K),                     \
+		.matmul[GLLMK_Q6_K] = AVX512_MATMUL(Q8_K, dots, q6_K),                     \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

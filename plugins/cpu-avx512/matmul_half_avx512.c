@@ -1,16 +1,19 @@
 /* Float weights against f32 activations (matmul's vec_dtype F32): f16
  * widened with vcvtph2ps, bf16 by a 16-bit shift, both exact, then f32
  * FMAs; x is never rounded to a 16-bit type (SPEC/OPERATORS.md). At M = 1
- * these stream the weights from DRAM: four independent accumulators hide
- * the FMA latency, and the next rows arrive through the hardware prefetcher
- * since the framework hands each thread a contiguous range of rows.
+ * these stream the weights from DRAM, AVX512_FLOAT_ROWS rows a call (x loaded
+ * once for all, two accumulators per row hide the FMA latency, each row
+ * prefetched ahead). At small M > 1 (f32 weights up to M = 32) the same
+ * body takes AVX512_FLOAT_X_ROWS activation rows as well: a 4×4 register
+ * block, a group's piece of K in L1 and x in L2.
  */
 #include <immintrin.h>
 
 #include "avx512_kernels.h"
+#include "dot_rows.h"
 
-/* Elements of x and w loaded at a time by every row loop: 4 × 16. */
-#define STEP 64
+/* Elements of x and w in one zmm. */
+#define STEP 16
 
 static inline __m512 load_f32(const void *w, int64_t i)
 {
@@ -48,29 +51,68 @@ static inline __m512 tail_bf16(const void *w, int64_t i, __mmask16 m)
 	return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-#define DEFINE_VEC_DOT(t)                                                                       \
-	float avx512_vec_dot_##t(int64_t n, const void *w, const void *xv)                      \
+#define FOR_X(c) _Pragma("GCC unroll 8") for (int c = 0; c < xrows; c++)
+
+/* `rows` weight rows (stride bytes apart) against `xrows` activation rows
+ * (xs bytes apart), 16 elements a step, each weight and x vector loaded
+ * once for the whole block; one x row: two accumulators per row, two
+ * steps a loop. */
+#define DEFINE_VEC_DOT(t, esz)                                                                  \
+	static DOT_ALWAYS_INLINE void t##_tile(int64_t n, const void *w, int64_t stride, const void *x, \
+					       int64_t xs, float *out, const int rows, const int xrows) \
 	{                                                                                       \
-		const float *x = xv;                                                            \
-		__m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;                     \
+		const int u = xrows == 1 ? 2 : 1;                                               \
+		__m512 acc[AVX512_FLOAT_ROWS][AVX512_FLOAT_X_ROWS][2];                              \
 		int64_t i = 0;                                                                  \
                                                                                                 \
-		for (; i + STEP <= n; i += STEP) {                                              \
-			s0 = _mm512_fmadd_ps(load_##t(w, i), _mm512_loadu_ps(x + i), s0);       \
-			s1 = _mm512_fmadd_ps(load_##t(w, i + 16), _mm512_loadu_ps(x + i + 16), s1); \
-			s2 = _mm512_fmadd_ps(load_##t(w, i + 32), _mm512_loadu_ps(x + i + 32), s2); \
-			s3 = _mm512_fmadd_ps(load_##t(w, i + 48), _mm512_loadu_ps(x + i + 48), s3); \
-		}                                                                               \
-		for (; i + 16 <= n; i += 16)                                                    \
-			s0 = _mm512_fmadd_ps(load_##t(w, i), _mm512_loadu_ps(x + i), s0);       \
-		if (i < n) {                                                                    \
-			const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                   \
+		FOR_ROWS(r)                                                                     \
+			FOR_X(c)                                                                \
+				acc[r][c][0] = acc[r][c][1] = _mm512_setzero_ps();              \
+		for (; i + u * STEP <= n; i += u * STEP) {                                      \
+			dot_prefetch_rows(w, stride, rows, n * (esz), i * (esz), u * STEP * (esz)); \
+			for (int k = 0; k < u; k++) {                                           \
+				__m512 xv[AVX512_FLOAT_X_ROWS];                                   \
                                                                                                 \
-			s1 = _mm512_fmadd_ps(tail_##t(w, i, m), _mm512_maskz_loadu_ps(m, x + i), s1); \
+				FOR_X(c)                                                        \
+					xv[c] = load_f32(dot_row_at(x, xs, c), i + k * STEP);   \
+				FOR_ROWS(r) {                                                   \
+					const __m512 wv = load_##t(dot_row_at(w, stride, r), i + k * STEP); \
+                                                                                                \
+					FOR_X(c)                                                \
+						acc[r][c][k] = _mm512_fmadd_ps(wv, xv[c], acc[r][c][k]); \
+				}                                                               \
+			}                                                                       \
 		}                                                                               \
-		return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3))); \
+		for (; i < n; i += STEP) {                                                      \
+			const __mmask16 m = n - i >= STEP ? 0xffff : (__mmask16)((1u << (n - i)) - 1); \
+                                                                                                \
+			FOR_ROWS(r) {                                                           \
+				const __m512 wv = tail_##t(dot_row_at(w, stride, r), i, m);     \
+                                                                                                \
+				FOR_X(c)                                                        \
+					acc[r][c][1] = _mm512_fmadd_ps(wv, tail_f32(dot_row_at(x, xs, c), i, m), \
+								       acc[r][c][1]);           \
+			}                                                                       \
+		}                                                                               \
+		FOR_X(c)                                                                        \
+			FOR_ROWS(r)                                                             \
+				out[c * rows + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][c][0], acc[r][c][1])); \
+	}                                                                                       \
+	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *w, int64_t stride, const void *x, \
+					       float *out, const int rows)                              \
+	{                                                                                       \
+		t##_tile(n, w, stride, x, 0, out, rows, 1);                                     \
+	}                                                                                       \
+	void avx512_vec_dot_tile_##t(int64_t n, const void *w, int64_t stride, const void *x, int64_t xs, \
+				     float *out)                                                \
+	{                                                                                       \
+		t##_tile(n, w, stride, x, xs, out, AVX512_FLOAT_ROWS, AVX512_FLOAT_X_ROWS);         \
 	}
 
-DEFINE_VEC_DOT(f32)
-DEFINE_VEC_DOT(f16)
-DEFINE_VEC_DOT(bf16)
+#define AVX512_NAME(name) avx512_##name
+DEFINE_VEC_DOT(f32, 4)
+DEFINE_VEC_DOT(f16, 2)
+DEFINE_VEC_DOT(bf16, 2)
+DEFINE_DOT_ENTRIES(AVX512_NAME, f32, n * 4, AVX512_FLOAT_ROWS)
+DEFINE_DOT_ENTRIES(AVX512_NAME, f16, n * 2, AVX512_FLOAT_ROWS)
+DEFINE_DOT_ENTRIES(AVX512_NAME, bf16, n * 2, AVX512_FLOAT_ROWS)

@@ -6,23 +6,39 @@
  * Built twice (meson.build): with -mavx512vnni that dot is vpdpbusd and the
  * functions are avx512vnni_*; without, vpmaddubsw + vpmaddwd (exact here:
  * every pair sum stays below 2^15) and they are avx512_*.
+ *
+ * Every format is one always-inline body over `rows` weight rows against
+ * one activation row, instantiated for 1 row (vec_dot) and for DOT_ROWS
+ * (vec_dot_rows): the activation's bytes, scales and per-block sums are
+ * loaded and converted once for all rows, and the rows' accumulators are
+ * independent chains. One row a call was latency-bound at M = 1 (55-80 %
+ * of DRAM speed): each call re-derived everything from the activation.
  */
 #include "avx512_blocks.h"
 #include "avx512_kernels.h"
+#include "dot_rows.h"
 
 #ifdef __AVX512VNNI__
 #define ISA(name) avx512vnni_##name
-static inline __m512i dot_u8s8(__m512i u, __m512i s)
+/* acc + Σ u·s over each group of 4 bytes, u unsigned, s signed */
+static inline __m512i dot_u8s8_acc(__m512i acc, __m512i u, __m512i s)
 {
-	return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s);
+	return _mm512_dpbusd_epi32(acc, u, s);
 }
 #else
 #define ISA(name) avx512_##name
-static inline __m512i dot_u8s8(__m512i u, __m512i s)
+static inline __m512i dot_u8s8_acc(__m512i acc, __m512i u, __m512i s)
 {
-	return _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1));
+	return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
 }
 #endif
+
+static inline __m512i dot_u8s8(__m512i u, __m512i s)
+{
+	return dot_u8s8_acc(_mm512_setzero_si512(), u, s);
+}
+
+#define DOT_ROWS AVX512_DOT_ROWS
 
 /* Two 32-byte halves, the second possibly absent (an odd block count). */
 static inline __m512i load_pair(const int8_t *a, const int8_t *b)
@@ -30,25 +46,6 @@ static inline __m512i load_pair(const int8_t *a, const int8_t *b)
 	const __m256i hi = b ? _mm256_loadu_si256((const __m256i *)b) : _mm256_setzero_si256();
 
 	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)), hi, 1);
-}
-
-/* Weights stream from DRAM once per matmul, one row per call: at the few
- * instructions per byte these dots take, the hardware prefetcher alone
- * leaves the loads waiting on memory (perf: the stalls sit on the first
- * use of each run's scales; q4_0 and q4_K ran at 35-40% of DRAM speed).
- * Each loop iteration prefetches the `bytes` it consumes, PREFETCH_RUNS
- * iterations ahead (2 KiB for q4_0/q4_K, 3 KiB q6_K, 3.7 KiB q8_0; on
- * Sapphire Rapids one fixed distance of 1, 2 or 4 KiB for all was at best
- * as fast, and slower for some format). Past the row's end it fetches the next row, which is
- * the next call's. */
-#define PREFETCH_RUNS 14
-
-static inline void prefetch_run(const void *p, int bytes)
-{
-	const char *c = (const char *)p + PREFETCH_RUNS * bytes;
-
-	for (int o = 0; o < bytes; o += 64)
-		_mm_prefetch(c + o, _MM_HINT_T0);
 }
 
 /* -------------------------------------------------- 32-element blocks */
@@ -88,26 +85,41 @@ static inline __m512 pair_scale(__m256 s, int p)
 	return _mm512_permutexvar_ps(_mm512_add_epi32(idx, _mm512_set1_epi32(2 * p)), _mm512_castps256_ps512(s));
 }
 
+/* A pair of activation blocks as every row meets it: its bytes and the
+ * integer sum each row's dot starts from (q4_0: −Σ 8·x per 4 bytes, the
+ * − 8 of every weight quant, computed once for all rows). */
+struct x_pair {
+	__m512i q, start;
+};
+
+static inline struct x_pair x_pair_q8_0(const struct block_q8_0 *x, int both)
+{
+	return (struct x_pair){ load_pair(x[0].qs, both ? x[1].qs : NULL), _mm512_setzero_si512() };
+}
+
+static inline struct x_pair x_pair_q4_0(const struct block_q8_0 *x, int both)
+{
+	const __m512i q = load_pair(x[0].qs, both ? x[1].qs : NULL);
+
+	return (struct x_pair){ q, _mm512_sub_epi32(_mm512_setzero_si512(), dot_u8s8(_mm512_set1_epi8(8), q)) };
+}
+
 /* q8_0 × q8_0 pair: |w| (unsigned) against x with w's sign. */
-static inline __m512i q8_0_pair(const struct block_q8_0 *w, const struct block_q8_0 *x, int both)
+static inline __m512i row_pair_q8_0(const struct block_q8_0 *w, struct x_pair x, int both)
 {
 	const __m512i wz = load_pair(w[0].qs, both ? w[1].qs : NULL);
-	const __m512i xz = load_pair(x[0].qs, both ? x[1].qs : NULL);
-	const __m512i sx = _mm512_mask_sub_epi8(xz, _mm512_movepi8_mask(wz), _mm512_setzero_si512(), xz);
+	const __m512i sx = _mm512_mask_sub_epi8(x.q, _mm512_movepi8_mask(wz), _mm512_setzero_si512(), x.q);
 
 	return dot_u8s8(_mm512_abs_epi8(wz), sx);
 }
 
 /* q4_0 × q8_0 pair: Σ(q − 8)·x = Σ q·x − Σ 8·x, both unsigned × signed. */
-static inline __m512i q4_0_pair(const struct block_q4_0 *w, const struct block_q8_0 *x, int both)
+static inline __m512i row_pair_q4_0(const struct block_q4_0 *w, struct x_pair x, int both)
 {
-	const __m512i wz = q4_0_pair_bytes(&w[0], both ? &w[1] : &w[0]);
-	const __m512i xz = load_pair(x[0].qs, both ? x[1].qs : NULL);
-
-	return _mm512_sub_epi32(dot_u8s8(wz, xz), dot_u8s8(_mm512_set1_epi8(8), xz));
+	return dot_u8s8_acc(x.start, q4_0_pair_bytes(&w[0], both ? &w[1] : &w[0]), x.q);
 }
 
-/* The same for one pair (or a last single block) at the row's end. */
+/* The scales of one pair (or a last single block) at the row's end. */
 static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0, uint16_t wd1, int both)
 {
 	const float sa = f16_scalar(wd0) * f16_scalar(x[0].d);
@@ -116,41 +128,61 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 	return _mm512_insertf32x8(_mm512_set1_ps(sa), _mm256_set1_ps(sb), 1);
 }
 
-/* The row in runs of 8 blocks, whose 16 scales come in two vector
- * gathers; the last < 8 blocks pair by pair with scalar scales. */
+/* The rows in runs of 8 blocks, whose 16 scales per row come in two
+ * vector gathers; the last < 8 blocks pair by pair with scalar scales.
+ * Two accumulators per row (even and odd pairs). */
 #define DEFINE_DOT_32(wt, wblock)                                                                   \
-	float ISA(vec_dot_##wt)(int64_t n, const void *wv, const void *xv)                          \
+	static DOT_ALWAYS_INLINE void wt##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
+					    float *out, const int rows)                                 \
 	{                                                                                           \
-		const struct wblock *w = wv;                                                        \
 		const struct block_q8_0 *x = xv;                                                    \
 		const int64_t nb = n / QK8_0;                                                       \
-		__m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;                                     \
+		__m512 acc[DOT_ROWS][2];                                                            \
 		int64_t i = 0;                                                                      \
                                                                                                     \
+		FOR_ROWS(r)                                                                         \
+			acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                \
 		for (; i + 8 <= nb; i += 8) {                                                       \
-			const __m256 s = _mm256_mul_ps(scales8(w + i, sizeof(*w)), scales8(x + i, sizeof(*x))); \
+			const __m256 xs = scales8(x + i, sizeof(*x));                               \
+			__m256 s[DOT_ROWS];                                                         \
                                                                                                     \
-			prefetch_run(w + i, 8 * sizeof(*w));                                        \
+			dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),        \
+				      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock)); \
+			FOR_ROWS(r)                                                                 \
+				s[r] = _mm256_mul_ps(scales8((const struct wblock *)dot_row_at(wv, stride, r) + i, \
+							     sizeof(struct wblock)), xs);           \
+			for (int p = 0; p < 4; p++) {                                               \
+				const struct x_pair xp = x_pair_##wt(x + i + 2 * p, 1);             \
                                                                                                     \
-			for (int p = 0; p < 4; p += 2) {                                            \
-				const __m512i d0 = wt##_pair(w + i + 2 * p, x + i + 2 * p, 1);      \
-				const __m512i d1 = wt##_pair(w + i + 2 * p + 2, x + i + 2 * p + 2, 1); \
+				FOR_ROWS(r) {                                                       \
+					const struct wblock *w = dot_row_at(wv, stride, r);             \
+					const __m512i d = row_pair_##wt(w + i + 2 * p, xp, 1);      \
                                                                                                     \
-				acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scale(s, p), acc0); \
-				acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), pair_scale(s, p + 1), acc1); \
+					acc[r][p & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), pair_scale(s[r], p), \
+									acc[r][p & 1]);             \
+				}                                                                   \
 			}                                                                           \
 		}                                                                                   \
 		for (; i < nb; i += 2) {                                                            \
 			const int both = i + 1 < nb;                                                \
-			const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+			const struct x_pair xp = x_pair_##wt(x + i, both);                          \
                                                                                                     \
-			acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(wt##_pair(w + i, x + i, both)), sc, acc0); \
+			FOR_ROWS(r) {                                                               \
+				const struct wblock *w = dot_row_at(wv, stride, r);                     \
+				const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+                                                                                                    \
+				acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), \
+							    sc, acc[r][0]);                         \
+			}                                                                           \
 		}                                                                                   \
-		return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));                             \
+		FOR_ROWS(r)                                                                         \
+			out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));         \
 	}
 
 DEFINE_DOT_32(q8_0, block_q8_0)
 DEFINE_DOT_32(q4_0, block_q4_0)
+DEFINE_DOT_ENTRIES(ISA, q8_0, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(ISA, q4_0, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)
 
 /* ----------------------------------------------------------- K-quants */
 
@@ -173,71 +205,103 @@ static inline __m512 spread_scales(__m512 s, int base, int per)
 	return _mm512_permutexvar_ps(idx, s);
 }
 
-/* q4_K × q8_K: d·dx·Σ sc_s·Σ q·x − dmin·dx·Σ m_s·Σ x, the sums of x per
- * 32 from the activation's bsums. */
-float ISA(vec_dot_q4_K)(int64_t n, const void *wv, const void *xv)
+/* The 256 bytes of a q8_K block, shared by every row. */
+static DOT_ALWAYS_INLINE void load_q8_K(const struct block_q8_K *x, __m512i q[4])
 {
-	const struct block_q4_K *w = wv;
+	for (int j = 0; j < 4; j++)
+		q[j] = _mm512_loadu_si512(x->qs + 64 * j);
+}
+
+/* q4_K × q8_K: d·dx·Σ sc_s·Σ q·x − dmin·dx·Σ m_s·Σ x, the sums of x per
+ * 32 from the activation's bsums (once for all rows). */
+static DOT_ALWAYS_INLINE void q4_K_rows(int64_t n, const void *wv, int64_t stride, const void *xv, float *out,
+				    const int rows)
+{
 	const struct block_q8_K *x = xv;
-	__m512 acc = _mm512_setzero_ps();
-	__m256 macc = _mm256_setzero_ps();
+	const int64_t nb = n / QK_K;
+	__m512 acc[DOT_ROWS][2];
+	__m256 macc[DOT_ROWS];
 
-	for (int64_t i = 0; i < n / QK_K; i++) {
-		const float d = f16_scalar(w[i].d) * x[i].d, dmin = f16_scalar(w[i].dmin) * x[i].d;
-		uint8_t sc[8], m[8];
-
-		prefetch_run(&w[i], sizeof(w[i]));
-		q4_K_scales(&w[i], sc, m);
-
+	FOR_ROWS(r) {
+		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+		macc[r] = _mm256_setzero_ps();
+	}
+	for (int64_t i = 0; i < nb; i++) {
 		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
-		const __m256i xsum = _mm256_madd_epi16(bs, _mm256_set1_epi16(1));       /* Σx per 32 */
-		const __m256i mins = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)m));
+		const __m256 xsum = _mm256_cvtepi32_ps(_mm256_madd_epi16(bs, _mm256_set1_epi16(1))); /* Σx per 32 */
+		__m512i xq[4];
 
-		macc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(xsum, mins)), _mm256_set1_ps(dmin), macc);
+		load_q8_K(&x[i], xq);
+		dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct block_q4_K),
+			      i * (int64_t)sizeof(struct block_q4_K), sizeof(struct block_q4_K));
+		FOR_ROWS(r) {
+			const struct block_q4_K *w = (const struct block_q4_K *)dot_row_at(wv, stride, r) + i;
+			const float d = f16_scalar(w->d) * x[i].d, dmin = f16_scalar(w->dmin) * x[i].d;
+			uint8_t sc[8], m[8];
 
-		const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(d),
-			_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc))));
+			q4_K_scales(w, sc, m);
 
-		for (int j = 0; j < 4; j++) {
-			const __m512i p = dot_u8s8(q4_K_quarter(&w[i], j), _mm512_loadu_si512(x[i].qs + 64 * j));
+			const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)m)));
+			const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(d),
+				_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc))));
 
-			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread_scales(scales, 2 * j, 8), acc);
+			macc[r] = _mm256_fmadd_ps(_mm256_mul_ps(xsum, mins), _mm256_set1_ps(dmin), macc[r]);
+			for (int j = 0; j < 4; j++) {
+				const __m512i p = dot_u8s8(q4_K_quarter(w, j), xq[j]);
+
+				acc[r][j & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread_scales(scales, 2 * j, 8),
+								acc[r][j & 1]);
+			}
 		}
 	}
-	return _mm512_reduce_add_ps(acc) - hsum256(macc);
+	FOR_ROWS(r)
+		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])) - hsum256(macc[r]);
 }
 
 /* q6_K × q8_K: d·dx·Σ_g sc_g·(Σ q·x − 32·Σ x) over the 16 groups of 16,
  * Σ x per group being the activation's bsums. */
-float ISA(vec_dot_q6_K)(int64_t n, const void *wv, const void *xv)
+static DOT_ALWAYS_INLINE void q6_K_rows(int64_t n, const void *wv, int64_t stride, const void *xv, float *out,
+				    const int rows)
 {
-	const struct block_q6_K *w = wv;
 	const struct block_q8_K *x = xv;
-	__m512 acc = _mm512_setzero_ps();
-	__m256 bacc = _mm256_setzero_ps();
+	const int64_t nb = n / QK_K;
+	__m512 acc[DOT_ROWS][2];
+	__m256 bacc[DOT_ROWS];
 
-	for (int64_t i = 0; i < n / QK_K; i++) {
-		const float d = f16_scalar(w[i].d) * x[i].d;
-		const __m128i sc8 = _mm_loadu_si128((const __m128i *)w[i].scales);
-
-		prefetch_run(&w[i], sizeof(w[i]));
+	FOR_ROWS(r) {
+		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+		bacc[r] = _mm256_setzero_ps();
+	}
+	for (int64_t i = 0; i < nb; i++) {
 		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
-		const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bs);  /* Σ sc·Σx, pairs */
+		__m512i xq[4];
 
-		bacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(32.0f * d), bacc);
+		load_q8_K(&x[i], xq);
+		dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct block_q6_K),
+			      i * (int64_t)sizeof(struct block_q6_K), sizeof(struct block_q6_K));
+		FOR_ROWS(r) {
+			const struct block_q6_K *w = (const struct block_q6_K *)dot_row_at(wv, stride, r) + i;
+			const float d = f16_scalar(w->d) * x[i].d;
+			const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
+			const __m256i bias = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bs); /* Σ sc·Σx, pairs */
+			const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(d),
+							    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc8)));
 
-		const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc8)));
+			bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(32.0f * d), bacc[r]);
+			for (int h = 0; h < 2; h++) {
+				__m512i lo, hi;
 
-		for (int h = 0; h < 2; h++) {
-			const int8_t *xq = x[i].qs + 128 * h;
-			__m512i lo, hi;
-
-			q6_K_half(&w[i], h, &lo, &hi);
-			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_u8s8(lo, _mm512_loadu_si512(xq))),
-					      spread_scales(scales, 8 * h, 4), acc);
-			acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_u8s8(hi, _mm512_loadu_si512(xq + 64))),
-					      spread_scales(scales, 8 * h + 4, 4), acc);
+				q6_K_half(w, h, &lo, &hi);
+				acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_u8s8(lo, xq[2 * h])),
+							    spread_scales(scales, 8 * h, 4), acc[r][0]);
+				acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_u8s8(hi, xq[2 * h + 1])),
+							    spread_scales(scales, 8 * h + 4, 4), acc[r][1]);
+			}
 		}
 	}
-	return _mm512_reduce_add_ps(acc) - hsum256(bacc);
+	FOR_ROWS(r)
+		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])) - hsum256(bacc[r]);
 }
+
+DEFINE_DOT_ENTRIES(ISA, q4_K, n / QK_K * (int64_t)sizeof(struct block_q4_K), DOT_ROWS)
+DEFINE_DOT_ENTRIES(ISA, q6_K, n / QK_K * (int64_t)sizeof(struct block_q6_K), DOT_ROWS)

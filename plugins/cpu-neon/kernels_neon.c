@@ -7,7 +7,8 @@
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "neon_kernels.h"
-#include "rows_neon.h"
+#include "rows_simd.h"
+#include "attn_simd.h"
 
 #define NEON_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -17,6 +18,7 @@
 		.matmul = REF_MATMUL_KERNELS,                                                   \
 		REF_ROW_KERNELS,                                                                \
 		NEON_ROW_KERNELS,                                                               \
+		NEON_ATTN_KERNELS,                                                              \
 		.quant_row[GLLMK_Q8_0] = neon_quant_row_q8_0,                                   \
 		.quant_row[GLLMK_Q8_K] = neon_quant_row_q8_K,                                   \
 		.matmul[GLLMK_F16] = { .vec_dtype = GLLMK_F32, .vec_dot = neon_vec_dot_f16 },   \

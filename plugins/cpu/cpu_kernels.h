@@ -23,14 +23,64 @@ typedef float (*cpu_vec_dot_fn)(int64_t n, const void *w, const void *xq);
 /* Elementwise, over n contiguous f32. y may equal x (in place). */
 typedef void (*cpu_unary_row_fn)(float *y, const float *x, int64_t n);
 typedef void (*cpu_binary_row_fn)(float *y, const float *a, const float *b, int64_t n);
+typedef void (*cpu_scale_row_fn)(float *y, const float *x, float s, int64_t n);
+typedef void (*cpu_rms_norm_row_fn)(float *y, const float *x, const float *w, int64_t n, float eps);
+typedef void (*cpu_layer_norm_row_fn)(float *y, const float *x, const float *w, const float *b, int64_t n,
+				      float eps);
+typedef void (*cpu_softmax_write_row_fn)(float *y, const float *x, const float *mask, float scale, float max,
+					 float inv_sum, int64_t n);
+typedef void (*cpu_rope_row_fn)(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot,
+				int neox);
+
+/* The row kernels that write a row of output, as slots of their own: struct
+ * cpu_kernels' nt (see there). */
+struct cpu_row_writers {
+	cpu_binary_row_fn add_row, mul_row, swiglu_row;
+	cpu_scale_row_fn scale_row;
+	cpu_unary_row_fn silu_row, gelu_tanh_row, gelu_erf_row, relu_row, tanh_row, exp_row;
+	cpu_rms_norm_row_fn rms_norm_row;
+	cpu_layer_norm_row_fn layer_norm_row;
+	cpu_softmax_write_row_fn softmax_write_row;
+	cpu_rope_row_fn rope_row;
+};
+
+/* dot_rows weight rows w, w + w_stride, ... (w_stride in bytes, any value,
+ * 0 included), each dotted with one activation row xq: out[r] is what
+ * vec_dot(n, w + r·w_stride, xq) gives, up to f32 summation order. One call
+ * shares the activation's loads and scales between the rows and gives the
+ * core dot_rows independent chains (M = 1 streams the weights once). */
+typedef void (*cpu_vec_dot_rows_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
+#define CPU_DOT_ROWS_MAX 8
+/* The same dot_rows weight rows against x_rows activation rows xq,
+ * xq + xq_stride, ... (bytes): out[i·dot_rows + r] is row r against
+ * activation row i. A register block for small M > 1 (several rows of
+ * prompt): the weights are loaded once for x_rows activation rows. */
+typedef void (*cpu_vec_dot_tile_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, int64_t xq_stride,
+				    float *out);
+#define CPU_DOT_X_ROWS_MAX 8
 
 /* How matmul treats weight dtype t: activation rows are encoded once per call
  * into vec_dtype (F32 = used as is; Q8_0 or Q8_K = quantized, as ggml does)
  * and each output is vec_dot(K, w_row, x_row). A NULL vec_dot means the
- * framework dequantizes weight rows to f32 and uses the f32 path. */
+ * framework dequantizes weight rows to f32 and uses the f32 path. Optional:
+ * vec_dot_rows with dot_rows (2..CPU_DOT_ROWS_MAX) rows a call, used for
+ * groups of evenly spaced weight rows (vec_dot does the rest), and with it
+ * vec_dot_tile, x_rows (2..CPU_DOT_X_ROWS_MAX) activation rows a call. */
 struct cpu_matmul_kernel {
 	int32_t vec_dtype;
 	cpu_vec_dot_fn vec_dot;
+	cpu_vec_dot_rows_fn vec_dot_rows;
+	int dot_rows;
+	cpu_vec_dot_tile_fn vec_dot_tile;
+	int x_rows;
+};
+
+/* Attention's chunk kernels (struct cpu_kernels, attn). */
+struct cpu_attn_kernel {
+	void (*scores)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh, const void *const *k,
+		       int64_t n, int64_t d, const void *const *pf, int64_t npf);
+	void (*accum)(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh, const void *const *v,
+		      int64_t n, int64_t dv, const void *const *pf, int64_t npf);
 };
 
 /* The f32 GEMM microkernel (BLIS): C[mr×nr] = alpha·Apanel·Bpanel + beta·C
@@ -55,6 +105,15 @@ struct cpu_kernels {
 	 * read without decoding them first. dot_f32_f16 may accumulate in f32. */
 	float (*dot_f32_f16)(int64_t n, const float *a, const uint16_t *b);
 	void (*axpy_f16)(float *y, float a, const uint16_t *x, int64_t n);
+	/* Optional, indexed by the K/V dtype (f32, f16; NULL: the framework
+	 * composes the row kernels above). A chunk of n KV tokens for the nh query heads sharing one KV head, whose rows are
+	 * given by address (a paged cache has no single stride), read in place:
+	 *   scores: s[h·ss + t] = q[h·qs ..] · k_t over d elements;
+	 *   accum:  acc[h·as + e] += Σ_t p[h·ps + t] · v_t[e] over dv elements.
+	 * Strides count floats; f32 accumulation in any order. pf[0 .. npf)
+	 * are rows of the same length to prefetch (the next chunk's), spread
+	 * over the work so the misses overlap it; npf may be 0. */
+	struct cpu_attn_kernel attn[GLLMK_DTYPE_LIMIT];
 
 	/* --- row kernels for the memory-bound ops --- */
 	cpu_binary_row_fn add_row;
@@ -73,14 +132,21 @@ struct cpu_kernels {
 	float (*dot_f32)(int64_t n, const float *a, const float *b);
 
 	/* softmax of one row of n visible entries, z_j = scale·x_j + mask_j
-	 * (mask NULL: + 0), in three passes the skeleton composes (ops_softmax.c):
-	 * max = softmax_max_row(); sum = softmax_exp_row() writing y = e^(z − max);
-	 * scale_row(y, y, 1/sum). Both kernels must form z the same way (so the
-	 * largest z − max is exactly 0); −inf entries give 0; scale is finite.
-	 * The sum may be accumulated in f32 (tolerance rt(n), SPEC/TOLERANCES.md). */
+	 * (mask NULL: + 0). Every kernel forms z the same way (so the largest
+	 * z − max is exactly 0); −inf entries give 0; scale is finite; sums may
+	 * be accumulated in f32 (tolerance rt(n), SPEC/TOLERANCES.md).
+	 * softmax_max_row: max z, NaN entries skipped (the reference's
+	 * z > max). softmax_exp_row writes y = e^(z − max), returns the sum.
+	 * ops_softmax.c composes max, exp (into a buffer) and scale_row for rows
+	 * that stay in the caches, attention does the same over its scores; a
+	 * longer row takes two passes over x: softmax_sum_row gives *max = max z
+	 * and returns Σ e^(z − *max) in one pass (online; a row of −inf gives
+	 * *max = −inf), then softmax_write_row writes y = e^(z − max)·inv_sum. */
 	float (*softmax_max_row)(const float *x, const float *mask, float scale, int64_t n);
 	double (*softmax_exp_row)(float *y, const float *x, const float *mask, float scale, float max,
 				  int64_t n);
+	double (*softmax_sum_row)(const float *x, const float *mask, float scale, int64_t n, float *max);
+	cpu_softmax_write_row_fn softmax_write_row;
 	/* Rotates the first n_rot elements of a row (y may equal x); the skeleton
 	 * copies the rest. neox: pair i is (x[i], x[i + n_rot/2]), cs[i] and sn[i]
 	 * its cos and sin (n_rot/2 entries each). normal: pair i is (x[2i],
@@ -88,6 +154,13 @@ struct cpu_kernels {
 	 * cs = (c0, c0, c1, c1, ...), sn = (−s0, s0, −s1, s1, ...), so that
 	 * y = x·cs + swap_pairs(x)·sn. */
 	void (*rope_row)(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
+	/* Optional twins of the writers above (each NULL: the framework uses the
+	 * ordinary one): the same results, y written with non-temporal stores
+	 * (no read for ownership of y, no cache lines evicted for it). The
+	 * framework picks them for calls that write more than
+	 * CPU_STREAM_MIN_BYTES (cpu_rows.h) and fences (cpu_stream_fence) at the
+	 * end of each piece of work, so the kernels do not fence. */
+	struct cpu_row_writers nt;
 };
 
 #endif

@@ -2,7 +2,10 @@
 #ifndef GLLMK_CPU_ROWS_H
 #define GLLMK_CPU_ROWS_H
 
+#include <stdlib.h>
+
 #include "gllmk_plugin.h"
+#include "threadpool.h"
 
 /* Rows of t: the product of every dim but the innermost. */
 static inline int64_t cpu_rows(const gllmk_tensor *t)
@@ -44,6 +47,94 @@ static inline int64_t cpu_row_grain(int64_t items, int64_t per_item)
 	if (items * per_item <= CPU_PAR_MIN_ELEMS)
 		return items > 1 ? items : 1;
 	return CPU_PIECE_MIN_ELEMS / per_item > 1 ? CPU_PIECE_MIN_ELEMS / per_item : 1;
+}
+
+/* Splitting rows: items of `piece` elements, `pieces` of them per row, so
+ * that each of n_threads threads gets a few items even when there are few
+ * long rows (one row of 64M elements included). Pieces start on a cache
+ * line (16 elements) and are at least CPU_PIECE_MIN_ELEMS long; with
+ * enough rows, a row is one piece. Returns the cpu_pool_run grain. */
+#define CPU_PIECES_PER_THREAD 4
+#define CPU_PIECE_ALIGN 16
+
+static inline int64_t cpu_plan_pieces(int64_t rows, int64_t n, int n_threads, int64_t *piece, int64_t *pieces)
+{
+	int64_t want = (int64_t)n_threads * CPU_PIECES_PER_THREAD;
+
+	*piece = n;
+	*pieces = 1;
+	if (n_threads < 2 || rows * n <= CPU_PAR_MIN_ELEMS)
+		return rows > 1 ? rows : 1; /* one chunk: runs inline */
+	if (rows >= want)
+		return cpu_row_grain(rows, n);
+
+	int64_t per_row = (want + rows - 1) / rows;
+	int64_t len = (n + per_row - 1) / per_row;
+
+	len = (len + CPU_PIECE_ALIGN - 1) / CPU_PIECE_ALIGN * CPU_PIECE_ALIGN;
+	if (len < CPU_PIECE_MIN_ELEMS)
+		len = CPU_PIECE_MIN_ELEMS;
+	if (len < n) {
+		*piece = len;
+		*pieces = (n + len - 1) / len;
+	}
+	return 1;
+}
+
+/* Split rows reduced and then written (one row of 64M elements): first()
+ * on every piece, combine(arg) on one thread, then second() on every piece.
+ * Each piece has a float and a double slot (*f, *d) to pass its result on.
+ * Returns 0, or -1 without running anything when they cannot be allocated. */
+static inline int cpu_run_split(struct cpu_pool *pool, int64_t items, cpu_task_fn first, void (*combine)(void *),
+				cpu_task_fn second, void *arg, float **f, double **d)
+{
+	int ok;
+
+	*f = malloc((size_t)items * sizeof(**f));
+	*d = malloc((size_t)items * sizeof(**d));
+	ok = *f && *d;
+	if (ok) {
+		cpu_pool_run(pool, items, 1, first, arg);
+		combine(arg);
+		cpu_pool_run(pool, items, 1, second, arg);
+	}
+	free(*f);
+	free(*d);
+	*f = NULL;
+	*d = NULL;
+	return ok ? 0 : -1;
+}
+
+/* Streaming stores. A call that writes at least CPU_STREAM_MIN_BYTES uses
+ * the kernels' nt twins (cpu_kernels.h): its output cannot stay in the
+ * caches for the next op anyway (8 MiB is twice the 2 × 2 MiB of L2 of two
+ * cores, and more than two cores' share of a server LLC; the LLC the OS
+ * reports is no guide in a VM), so writing it around the caches saves the
+ * read for ownership of every line (a third of the traffic of a unary op)
+ * and keeps the inputs cached. Smaller outputs keep ordinary stores: the
+ * next op finds them in L2. */
+#define CPU_STREAM_MIN_BYTES (8 << 20)
+
+static inline int cpu_stream_output(const gllmk_tensor *y)
+{
+	return cpu_rows(y) * cpu_row_len(y) * 4 >= CPU_STREAM_MIN_BYTES;
+}
+
+/* The kernel of `slot` for a call that streams or not. */
+#define CPU_WRITER(k, stream, slot) ((stream) && (k)->nt.slot ? (k)->nt.slot : (k)->slot)
+
+/* Makes the piece's streaming stores globally visible before the pool
+ * hears that the piece is done (x86 non-temporal stores are weakly ordered;
+ * the pool's atomic add would also drain them, being a locked instruction,
+ * but the fence says so). AArch64's nt kernels store normally. */
+static inline void cpu_stream_fence(int stream)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (stream)
+		__builtin_ia32_sfence();
+#else
+	(void)stream;
+#endif
 }
 
 #endif

@@ -3,14 +3,12 @@
  * One skeleton walks the rows (or, when every operand is contiguous, the
  * whole tensor as one row) and calls the ISA's row kernel on each piece.
  * Big work is cut into pieces of whole rows, or of parts of rows when there
- * are few long rows, and spread over the pool. The ops themselves are
- * generated below from that skeleton, one line each.
+ * are few long rows, and spread over the pool. A call with a big output
+ * takes the streaming twins of the row kernels (cpu_rows.h). The ops
+ * themselves are generated below from that skeleton, one line each.
  */
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
-
-#define PIECES_PER_THREAD 4
-#define PIECE_ALIGN 16              /* elements: pieces start on a cache line */
 
 typedef void (*scalar_row_fn)(float *y, const float *x, float s, int64_t n);
 
@@ -28,6 +26,7 @@ struct ew_job {
 	float s;
 	const gllmk_tensor *y, *a, *b;
 
+	int stream;                     /* the kernels are the nt twins: fence each piece */
 	int flat;                       /* every operand contiguous: one row of every element */
 	int64_t rows, n;                /* as iterated */
 	int64_t piece, pieces;          /* elements per work item, items per row */
@@ -119,31 +118,7 @@ static void ew_items(void *arg, int64_t begin, int64_t end, int tid)
 			break;
 		}
 	}
-}
-
-/* Cuts the work so that each of the pool's threads gets a few pieces. */
-static int64_t plan_pieces(struct ew_job *j, int n_threads)
-{
-	int64_t total = j->rows * j->n, want = (int64_t)n_threads * PIECES_PER_THREAD;
-
-	j->piece = j->n;
-	j->pieces = 1;
-	if (n_threads < 2 || total <= CPU_PAR_MIN_ELEMS)
-		return j->rows; /* grain = every row: runs inline */
-	if (j->rows >= want)
-		return cpu_row_grain(j->rows, j->n);
-
-	int64_t per_row = (want + j->rows - 1) / j->rows;
-	int64_t piece = (j->n + per_row - 1) / per_row;
-
-	piece = (piece + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
-	if (piece < CPU_PIECE_MIN_ELEMS)
-		piece = CPU_PIECE_MIN_ELEMS;
-	if (piece < j->n) {
-		j->piece = piece;
-		j->pieces = (j->n + piece - 1) / piece;
-	}
-	return 1;
+	cpu_stream_fence(j->stream);
 }
 
 static gllmk_status ew_run(const struct cpu_state *s, struct ew_job *j)
@@ -155,10 +130,11 @@ static gllmk_status ew_run(const struct cpu_state *s, struct ew_job *j)
 		flat = flat && is_contiguous(j->b) && elements(j->b) == elements(j->a);
 	}
 	j->flat = flat;
+	j->stream = cpu_stream_output(j->y);
 	j->rows = flat ? 1 : cpu_rows(j->a);
 	j->n = flat ? elements(j->a) : cpu_row_len(j->a);
 
-	int64_t grain = plan_pieces(j, s->n_threads);
+	int64_t grain = cpu_plan_pieces(j->rows, j->n, s->n_threads, &j->piece, &j->pieces);
 
 	cpu_pool_run(s->pool, j->rows * j->pieces, grain, ew_items, j);
 	return GLLMK_OK;
@@ -166,23 +142,26 @@ static gllmk_status ew_run(const struct cpu_state *s, struct ew_job *j)
 
 /* ------------------------------------------------------------ the ops */
 
+/* The row kernel of `slot` for this call: streaming when y is big. */
+#define EW_KERNEL(s, y, slot) CPU_WRITER((s)->k, cpu_stream_output(y), slot)
+
 #define CPU_UNARY_OP(op)                                                        \
 	gllmk_status cpu_##op(void *st, gllmk_t y, gllmk_t x)                   \
 	{                                                                       \
 		const struct cpu_state *s = st;                                 \
 		struct ew_job j = { .kind = EW_UNARY, .y = y, .a = x,           \
-				    .unary = s->k->op##_row };                  \
+				    .unary = EW_KERNEL(s, y, op##_row) };       \
 		return ew_run(s, &j);                                           \
 	}
 
 /* scalar_fn: the row kernel used when b holds one value per row (it may
- * name s, the state). */
+ * name s, the state, and y). */
 #define CPU_BINARY_OP(op, scalar_fn)                                            \
 	gllmk_status cpu_##op(void *st, gllmk_t y, gllmk_t a, gllmk_t b)        \
 	{                                                                       \
 		const struct cpu_state *s = st;                                 \
 		struct ew_job j = { .kind = EW_BINARY, .y = y, .a = a, .b = b,  \
-				    .binary = s->k->op##_row,                   \
+				    .binary = EW_KERNEL(s, y, op##_row),        \
 				    .scalar = (scalar_fn) };                    \
 		return ew_run(s, &j);                                           \
 	}
@@ -194,13 +173,13 @@ CPU_UNARY_OP(relu)
 CPU_UNARY_OP(tanh)
 CPU_UNARY_OP(exp)
 CPU_BINARY_OP(add, add_scalar_row)
-CPU_BINARY_OP(mul, s->k->scale_row)
+CPU_BINARY_OP(mul, EW_KERNEL(s, y, scale_row))
 CPU_BINARY_OP(swiglu, NULL) /* gate and up have y's shape: never one value per row */
 
 gllmk_status cpu_scale(void *st, gllmk_t y, gllmk_t x, float f)
 {
 	const struct cpu_state *s = st;
-	struct ew_job j = { .kind = EW_SCALAR, .y = y, .a = x, .scalar = s->k->scale_row, .s = f };
+	struct ew_job j = { .kind = EW_SCALAR, .y = y, .a = x, .scalar = EW_KERNEL(s, y, scale_row), .s = f };
 
 	return ew_run(s, &j);
 }

@@ -4,7 +4,8 @@
  * float angle would already be off by a sizeable fraction of a radian.
  * Each token's cos/sin table is built once (per thread scratch, laid out
  * as the ISA's rope_row wants it: cpu_kernels.h) and reused for all its
- * heads; the rotation itself is float.
+ * heads; the rotation itself is float, with streaming stores when the
+ * output is big (cpu_rows.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,34 +14,59 @@
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
 
+/* Consecutive positions advance the previous token's angles by one step
+ * (a rotation in double) instead of calling cos and sin for every pair;
+ * every RESYNC tokens, and at any other position, they are computed
+ * afresh, so the recurrence's error stays near 1e-14 (a float ulp is
+ * 6e-8). */
+#define RESYNC 32
+
 struct rope_job {
 	const struct cpu_kernels *k;
 	const gllmk_tensor *y, *x;
 	const int32_t *pos;
 	const double *inv_freq;         /* theta_base^(-2i/n_rot), i < half */
+	const double *step_c, *step_s;  /* cos, sin of one position's angle, per pair */
 	float *scratch;                 /* 4·half floats per thread: cos, sin */
+	double *angles;                 /* 2·half doubles per thread: cos, sin */
 	int64_t heads, d, half;         /* rows per token, row length, pairs */
 	double freq_scale;
 	int neox;
+	int stream;                     /* rope is the nt twin: fence each piece */
+	cpu_rope_row_fn rope;
 };
 
-/* The token's table in rope_row's layout: neox one cos and sin per pair;
- * normal each pair's cos twice and its sin as (−sin, +sin). */
-static void angle_table(const struct rope_job *j, int32_t pos, float *cs, float *sn)
+/* cos and sin of every pair's angle at position pos, afresh or, with
+ * advance, one step on from the previous position's. */
+static void angles_at(const struct rope_job *j, int32_t pos, int advance, double *c, double *s)
 {
 	double p = (double)pos * j->freq_scale;
 
 	for (int64_t i = 0; i < j->half; i++) {
-		double theta = p * j->inv_freq[i];
-		float c = (float)cos(theta), s = (float)sin(theta);
+		if (advance) {
+			double ci = c[i];
 
-		if (j->neox) {
-			cs[i] = c;
-			sn[i] = s;
+			c[i] = ci * j->step_c[i] - s[i] * j->step_s[i];
+			s[i] = s[i] * j->step_c[i] + ci * j->step_s[i];
 		} else {
-			cs[2 * i] = cs[2 * i + 1] = c;
-			sn[2 * i] = -s;
-			sn[2 * i + 1] = s;
+			c[i] = cos(p * j->inv_freq[i]);
+			s[i] = sin(p * j->inv_freq[i]);
+		}
+	}
+}
+
+/* The token's table in rope_row's layout: neox one cos and sin per pair;
+ * normal each pair's cos twice and its sin as (−sin, +sin). */
+static void angle_table(const struct rope_job *j, const double *c, const double *s, float *cs, float *sn)
+{
+	for (int64_t i = 0; i < j->half; i++) {
+		if (j->neox) {
+			cs[i] = (float)c[i];
+			sn[i] = (float)s[i];
+		} else {
+			cs[2 * i] = cs[2 * i + 1] = (float)c[i];
+			sn[2 * i] = -(float)s[i];
+			sn[2 * i + 1] = (float)s[i];
 		}
 	}
 }
@@ -50,19 +76,25 @@ static void rope_tokens(void *arg, int64_t begin, int64_t end, int tid)
 	const struct rope_job *j = arg;
 	const int64_t n_rot = 2 * j->half;
 	float *cs = j->scratch + (int64_t)tid * 2 * n_rot, *sn = cs + n_rot;
+	double *c = j->angles + (int64_t)tid * 2 * j->half, *s = c + j->half;
 
-	for (int64_t t = begin; t < end; t++) {
-		angle_table(j, j->pos[t], cs, sn);
+	for (int64_t t = begin, since = 0; t < end; t++, since++) {
+		int advance = t > begin && since < RESYNC && j->pos[t] == j->pos[t - 1] + 1;
+
+		since = advance ? since : 0;
+		angles_at(j, j->pos[t], advance, c, s);
+		angle_table(j, c, s, cs, sn);
 		for (int64_t h = 0; h < j->heads; h++) {
 			int64_t r = t * j->heads + h;
 			float *y = cpu_row(j->y, r);
 			const float *x = cpu_row(j->x, r);
 
-			j->k->rope_row(y, x, cs, sn, n_rot, j->neox);
+			j->rope(y, x, cs, sn, n_rot, j->neox);
 			if (y != x)
 				memcpy(y + n_rot, x + n_rot, (size_t)(j->d - n_rot) * sizeof(float));
 		}
 	}
+	cpu_stream_fence(j->stream);
 }
 
 gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p)
@@ -80,23 +112,34 @@ gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_r
 		.half = n_rot / 2,
 		.freq_scale = p->freq_scale,
 		.neox = p->mode == GLLMK_ROPE_NEOX,
+		.stream = cpu_stream_output(y),
 	};
 	int64_t per_token = j.heads * d;
-	double *inv_freq = malloc((size_t)(j.half + 1) * sizeof(double));
+	/* inv_freq, step_c, step_s; then each thread's angles */
+	double *freq = malloc((size_t)(3 + 2 * s->n_threads) * (size_t)(j.half + 1) * sizeof(double));
 	float *scratch = malloc((size_t)s->n_threads * (size_t)(4 * j.half + 1) * sizeof(float));
 
-	if (!inv_freq || !scratch) {
-		free(inv_freq);
+	if (!freq || !scratch) {
+		free(freq);
 		free(scratch);
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s rope: no memory for %lld angles", s->k->isa,
 					  (long long)j.half);
 	}
-	for (int64_t i = 0; i < j.half; i++)
+	double *inv_freq = freq, *step_c = freq + j.half, *step_s = step_c + j.half;
+
+	for (int64_t i = 0; i < j.half; i++) {
 		inv_freq[i] = pow((double)p->theta_base, -2.0 * (double)i / (double)n_rot);
+		step_c[i] = cos(j.freq_scale * inv_freq[i]);
+		step_s[i] = sin(j.freq_scale * inv_freq[i]);
+	}
+	j.rope = CPU_WRITER(s->k, j.stream, rope_row);
 	j.inv_freq = inv_freq;
+	j.step_c = step_c;
+	j.step_s = step_s;
+	j.angles = step_s + j.half;
 	j.scratch = scratch;
 	cpu_pool_run(s->pool, tokens, cpu_row_grain(tokens, per_token), rope_tokens, &j);
-	free(inv_freq);
+	free(freq);
 	free(scratch);
 	return GLLMK_OK;
 }

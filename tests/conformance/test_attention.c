@@ -1,7 +1,10 @@
 /* attention against ref_attention.c's naive double softmax.
  *
- * Tq 1 and 7; kv_len 1, 33, 300, 4097 (quick: 513); heads 1/1, 8/2 (GQA),
- * 4/1 (MQA); D = Dv 64 and 128, and D != Dv both ways; f32 and f16 KV;
+ * Tq 1, 3 and 7; kv_len 1, 7, 33, 300, 513, 777, 1000, 4097 (quick: 513);
+ * heads 1/1, 8/8, 6/2, 8/2, 12/4, 32/8 (GQA groups 1, 3, 4), 4/1 (MQA) and
+ * 16/2 (group 8); D = Dv 64 and 128, D != Dv both ways, and D, Dv of 24,
+ * 33, 40, 72, 80, 100 (vector tails); decoding (Tq 1) with long KV, which
+ * the CPU plugins split over the tokens, contiguous and paged; f32 and f16 KV;
  * causal; additive masks (random finite values with -inf holes, a row that
  * is all -inf, speculative-decoding tree masks); queries that see nothing
  * give zeros; kv_len < Tkv. Paged cases put the same tokens in shuffled
@@ -56,6 +59,15 @@ static const struct attn_case attn_cases[] = {
 	{ .tq = 7, .hq = 8, .hkv = 2, .d = 128, .dv = 128, .kv_len = 300, .mask = MASK_RANDOM, .paged = 1,
 	  .scale = 0.5f },
 	{ .tq = 1, .hq = 1, .hkv = 1, .d = 128, .dv = 128, .kv_len = 300, .f16 = 1, .extra = 1 },
+	/* decode shapes for the chunk kernels: GQA groups of 8 (two head
+	 * blocks), 3 (a block of 2 and one of 1) and 1; split-K over long KV,
+	 * paged too; D and Dv that are no multiple of any vector width */
+	{ .tq = 1, .hq = 16, .hkv = 2, .d = 128, .dv = 128, .kv_len = 4097, .f16 = 1, .big = 1 },
+	{ .tq = 1, .hq = 32, .hkv = 8, .d = 128, .dv = 128, .kv_len = 4097, .f16 = 1, .paged = 1, .big = 1 },
+	{ .tq = 1, .hq = 6, .hkv = 2, .d = 33, .dv = 33, .kv_len = 1000, .mask = MASK_RANDOM, .paged = 1 },
+	{ .tq = 7, .hq = 8, .hkv = 8, .d = 72, .dv = 100, .kv_len = 7, .f16 = 1, .causal = 1 },
+	{ .tq = 3, .hq = 16, .hkv = 2, .d = 80, .dv = 80, .kv_len = 513, .causal = 1, .extra = 5 },
+	{ .tq = 1, .hq = 12, .hkv = 4, .d = 40, .dv = 24, .kv_len = 777, .f16 = 1, .mask = MASK_RANDOM },
 };
 
 /* ------------------------------------------------------------ host data */
@@ -355,7 +367,13 @@ static void attention_long_paged(void **state)
 static void attention_masks_and_views(void **state)
 {
 	(void)state;
-	attention_cases(7, sizeof(attn_cases) / sizeof(attn_cases[0]));
+	attention_cases(7, 12);
+}
+
+static void attention_decode_shapes(void **state)
+{
+	(void)state;
+	attention_cases(12, sizeof(attn_cases) / sizeof(attn_cases[0]));
 }
 
 /* A block id outside [0, nblk) among the pages kv_len uses: GLLMK_E_BOUNDS. */
@@ -407,6 +425,7 @@ CONF_GROUP(attention) = {
 	cmocka_unit_test(attention_sees_nothing),
 	cmocka_unit_test(attention_long_paged),
 	cmocka_unit_test(attention_masks_and_views),
+	cmocka_unit_test(attention_decode_shapes),
 	cmocka_unit_test(attention_block_out_of_range),
 };
 CONF_GROUP_END(attention);

@@ -112,15 +112,17 @@ static void run_unary(const struct unary_op *op)
 	conf_rng_init(&rng, op->name);
 	for (size_t l = 0; l < conf_lengths_active(); l++) {
 		int64_t n = conf_lengths[l];
-		int64_t s1[] = { n }, s3[] = { 2, 3, n };
+		int64_t s1[] = { n }, s3[] = { 2, 3, n }, s9[] = { 9, n };
 
-		x = conf_xmalloc(6 * (size_t)n * sizeof(float));
-		conf_fill_uniform(&rng, x, 6 * (size_t)n, op->lo, op->hi);
+		x = conf_xmalloc(9 * (size_t)n * sizeof(float));
+		conf_fill_uniform(&rng, x, 9 * (size_t)n, op->lo, op->hi);
 		unary_case(op, x, 1, s1, 0);
 		unary_case(op, x, 1, s1, 1);
 		if (n <= 4097) { /* past the L2, one row is enough */
 			unary_case(op, x, 3, s3, 0);
 			unary_case(op, x, 3, s3, 1);
+		} else { /* more than 8 MiB: the streaming kernels */
+			unary_case(op, x, 2, s9, 0);
 		}
 		free(x);
 	}
@@ -174,6 +176,11 @@ static const struct bcast_form bcast_forms[] = {
 	{ 3, 3, { 2, 3, N }, { 2, 3, N }, 'a' },
 	{ 3, 3, { 2, 3, N }, { 2, 3, N }, 'b' },
 	{ 3, 2, { 2, 3, N }, { 1, N }, 'a' },
+	/* 9 rows: at the longest length more than 8 MiB of output, so the
+	 * streaming-store kernels run (cpu_rows.h's CPU_STREAM_MIN_BYTES) */
+	{ 2, 2, { 9, N }, { 9, N }, 0 },
+	{ 2, 2, { 9, N }, { 1, N }, 0 },
+	{ 2, 2, { 9, N }, { 9, 1 }, 0 },
 };
 #undef N
 
@@ -327,6 +334,8 @@ static void test_scale(void **state)
 			scale_case(&rng, 2, (int64_t[]){ 3, n }, scales[s], 0);
 		scale_case(&rng, 3, (int64_t[]){ 2, 3, n }, 1.7f, 1);
 		scale_case(&rng, 1, (int64_t[]){ n }, -0.3f, 0);
+		if (n > 4097) /* more than 8 MiB: the streaming kernels */
+			scale_case(&rng, 2, (int64_t[]){ 9, n }, 0.75f, 0);
 	}
 	conf_covered("scale");
 }
@@ -388,6 +397,8 @@ static void test_swiglu(void **state)
 
 		swiglu_case(&rng, 1, (int64_t[]){ n }, 0);
 		swiglu_case(&rng, 2, (int64_t[]){ 3, n }, 0);
+		if (n > 4097) /* more than 8 MiB: the streaming kernels */
+			swiglu_case(&rng, 2, (int64_t[]){ 9, n }, 0);
 		swiglu_case(&rng, 3, (int64_t[]){ 2, 2, n }, 'g');
 		swiglu_case(&rng, 4, (int64_t[]){ 1, 2, 1, n }, 'u');
 	}

@@ -2,7 +2,8 @@
  * double-precision product. All four transpose combinations; beta = 0 on a
  * NaN-poisoned c (c must not be read), beta = 1 accumulation, general
  * alpha/beta, alpha = 0; lengths 1, 7, 33, 257 and one product past the L2 (512³,
- * quick: 128³); strided a, b and c.
+ * quick: 128³); blocking remainders (K = 1030, N = 1100, M = 8209); strided
+ * a, b and c.
  *
  * Tolerance (SPEC/TOLERANCES.md): each element within
  * 1e-5·(|alpha|·Σ_k |a_ik·b_kj| + |beta·c_ij|) of the double result.
@@ -34,6 +35,11 @@ static const struct gemm_case gemm_cases[] = {
 	{ 33, 7, 7, 0.0f, 0.0f, 0, 0 },  /* alpha = beta = 0: zeros over NaN */
 	{ 512, 512, 512, 1.0f, 0.0f, 0, 1 },
 	{ 512, 512, 512, -0.5f, 1.0f, 0, 1 },
+	/* the GEMM framework's block remainders on every CPU plugin: several
+	 * depth blocks (kc ≤ 512) and column blocks (nc ≤ 512 per thread)
+	 * with a short last one, then rows past one A block (4096 a thread) */
+	{ 30, 1100, 1030, 1.0f, 0.5f, 1, 0 },
+	{ 8209, 33, 40, 1.0f, 0.0f, 0, 0 },
 };
 
 /* op(x) as a contiguous double matrix [rows, cols]: x is [rows, cols], or

@@ -42,6 +42,15 @@ static const struct mm_case mm_cases[] = {
 	{ .m = 100, .n = 33, .k_elems = 4096, .bias = 1, .big = 1 },
 	{ .m = 1, .n = 4097, .k_elems = 4096, .bias = 1, .big = 1 }, /* GEMV on weights past the L2 */
 	{ .m = 33, .n = 4097, .k_blocks = 1, .x = X_PADDED, .y_padded = 1, .big = 1 },
+	/* groups of rows in one kernel call (vec_dot_rows) and the rows left
+	 * over, on plain and padded weight rows; runs of 8 blocks and odd tails */
+	{ .m = 1, .n = 33, .k_blocks = 11, .bias = 1, .w_padded = 1 },
+	{ .m = 3, .n = 13, .k_blocks = 16 },
+	{ .m = 2, .n = 9, .k_blocks = 37, .bias = 1, .y_padded = 1 },
+	/* at M > 1 a group of rows meets the activations a piece of K at a
+	 * time (several pieces here, the last short); f32 up to M = 32 */
+	{ .m = 3, .n = 5, .k_elems = 8448, .w_padded = 1 },
+	{ .m = 20, .n = 9, .k_elems = 8448, .bias = 1 },
 };
 
 #define NORM_MIN_ELEMS 64

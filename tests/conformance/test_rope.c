@@ -59,7 +59,10 @@ static void reference_head(const struct rope_case *c, const float *x, int32_t po
 	}
 }
 
-static void rope_case(struct conf_rng *rng, const struct rope_case *c)
+/* run: consecutive positions ending at max_pos, with a gap of 7 in the
+ * middle (a prefill: CPU plugins step the angles from token to token
+ * there), instead of random ones; max_pos >= t + 6. */
+static void rope_case(struct conf_rng *rng, const struct rope_case *c, int run)
 {
 	int64_t shape[3] = { c->t, c->h, c->d };
 	size_t n = conf_numel(3, shape);
@@ -73,6 +76,8 @@ static void rope_case(struct conf_rng *rng, const struct rope_case *c)
 	conf_fill_uniform(rng, x, n, -2, 2);
 	for (int64_t t = 0; t < c->t; t++) /* the first token at 0, the last at max_pos */
 		pos[t] = t == 0 ? 0 : t == c->t - 1 ? c->max_pos : (int32_t)conf_rng_int(rng, 0, c->max_pos);
+	for (int64_t t = 0; run && t < c->t; t++)
+		pos[t] = c->max_pos - (int32_t)(c->t - 1 - t) - (t < c->t / 2 ? 7 : 0);
 	tx = conf_upload(GLLMK_F32, 3, shape, x);
 	tp = conf_upload(GLLMK_I32, 1, &shape[0], pos);
 	if (c->in_place) {
@@ -89,10 +94,10 @@ static void rope_case(struct conf_rng *rng, const struct rope_case *c)
 
 			reference_head(c, x + at, pos[t], want + at, tol + at);
 		}
-	snprintf(what, sizeof(what), "rope %s [%lld,%lld,%lld] n_rot=%d base=%g freq_scale=%g pos<=%d%s",
+	snprintf(what, sizeof(what), "rope %s [%lld,%lld,%lld] n_rot=%d base=%g freq_scale=%g pos<=%d%s%s",
 		 c->p.mode == GLLMK_ROPE_NEOX ? "neox" : "normal", (long long)c->t, (long long)c->h,
 		 (long long)c->d, c->p.n_rot, c->p.theta_base, c->p.freq_scale, c->max_pos,
-		 c->in_place ? " in place" : "");
+		 c->in_place ? " in place" : "", run ? " consecutive" : "");
 	conf_check_within(what, got, want, tol, n);
 	conf_free(&tx);
 	conf_free(&ty);
@@ -122,6 +127,14 @@ static const struct rope_case rope_cases[] = {
 	{ 9, 4, 128, { NEOX, 96, 1e6f, 1.0f }, 100000, 1 },
 	{ 4097, 1, 64, { NEOX, 0, 10000.0f, 1.0f }, 8191, 0 },
 	{ 4097, 2, 64, { NORMAL, 0, 500000.0f, 0.125f }, 100000, 0 },
+	{ 2048, 8, 128, { NEOX, 0, 10000.0f, 1.0f }, 100000, 1 },     /* 8 MiB: streaming stores */
+};
+
+/* Consecutive positions (rope_case's run). */
+static const struct rope_case rope_runs[] = {
+	{ 2048, 8, 128, { NORMAL, 0, 10000.0f, 1.0f }, 100000, 0 },  /* 8 MiB: streaming stores */
+	{ 300, 2, 64, { NEOX, 48, 1e6f, 0.25f }, 306, 0 },
+	{ 77, 3, 128, { NORMAL, 0, 500000.0f, 1.0f }, 131071, 1 },
 };
 
 #undef NORMAL
@@ -135,13 +148,15 @@ static void test_rope(void **state)
 	conf_begin("rope");
 	conf_rng_init(&rng, "rope");
 	for (size_t i = 0; i < sizeof(rope_cases) / sizeof(rope_cases[0]); i++)
-		rope_case(&rng, &rope_cases[i]);
+		rope_case(&rng, &rope_cases[i], 0);
+	for (size_t i = 0; i < sizeof(rope_runs) / sizeof(rope_runs[0]); i++)
+		rope_case(&rng, &rope_runs[i], 1);
 	/* The token count walks the lengths, positions within the sequence. */
 	for (size_t l = 0; l + 1 < conf_lengths_active(); l++) {
 		struct rope_case c = { conf_lengths[l], 2, 64, { GLLMK_ROPE_NEOX, 0, 10000.0f, 1.0f }, 0, 0 };
 
 		c.max_pos = (int32_t)c.t - 1;
-		rope_case(&rng, &c);
+		rope_case(&rng, &c, 0);
 	}
 	conf_covered("rope");
 }

@@ -173,6 +173,9 @@ static void test_softmax(void **state)
 			{ 2, { 3, n }, 0.3f, MASK_RANDOM, 0, 0, 0 },
 			{ 2, { 2, n }, 1.0f, MASK_NONE, 0, 1, 0 },
 			{ 2, { 3, n }, 1.0f, MASK_NONE, 0, 0, 1 },
+			/* more than 8 MiB (streaming stores) at 4097 columns (rows that
+			 * fit a buffer) and at the longest length (rows that do not) */
+			{ 2, { n == 4097 ? 520 : 9, n }, 0.5f, MASK_RANDOM, 1, 0, 0 },
 			/* Below: at most 4097 columns, to keep the run short. */
 			{ 3, { 2, 3, n }, -0.5f, MASK_RANDOM, 1, 0, 0 },
 			{ 2, { 5, n }, 1.0f, MASK_NONE, 1, 0, 0 },   /* R > N: rows that see nothing */
@@ -182,7 +185,7 @@ static void test_softmax(void **state)
 		};
 
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-			if (n > 4097 && i >= 5)
+			if (n > 4097 && i >= 6)
 				break;
 			softmax_case(&rng, &cases[i]);
 		}

@@ -1,19 +1,17 @@
-/* AdvSIMD (NEON) helpers for the AArch64 row kernels (rows_neon.c): row
- * tails and the transcendental functions on float32x4_t. AdvSIMD is part of
- * the AArch64 base ISA, so nothing here needs a -march flag.
+/* The AArch64 half of the f32 vector vocabulary (vf_*, simd/simd.h): the
+ * primitives on AdvSIMD's float32x4_t, with the meaning the x86 ones have
+ * (x86/simd_x86.h), so that one kernel source serves both. AdvSIMD is part
+ * of the AArch64 base ISA: nothing here needs a -march flag.
  *
- * The functions follow the x86 vector layer's algorithms (plugins/cpu/x86/
- * simd.h, accuracy in SPEC/CPU.md), so that every CPU plugin rounds alike:
- *   vf_exp     2^n · e^r, r = x − n·ln2 (two-constant FMA reduction),
- *              Cephes degree-6 polynomial; −inf and x < −104 give +0,
- *              x > 88.73 gives +inf, NaN stays NaN, subnormal results are
- *              rounded once (2^n applied as two half powers).
- *   vf_sigmoid 1/(1 + e^−x) from e^−|x|, so no input overflows.
- *   vf_tanh    odd polynomial below |x| 0.625, else (1 − e)/(1 + e),
- *              e = e^−2|x|, sign put back.
- *   vf_erfc    (x >= 0) t·exp(−x² + P(t)), t = 2/(2 + x), the exponent
- *              carried as a float pair.
- * Divisions are AArch64's exact vector divide (no estimate + Newton).
+ * Where the two ISAs differ, the x86 meaning is kept:
+ *   vf_max/vf_min return the second operand when either is NaN (a compare
+ *   and a select; vmaxq would give NaN, vmaxnmq the number);
+ *   vf_stream is a plain store (AArch64's non-temporal pair stores are a
+ *   hint for scalar pairs only) and vf_sfence does nothing;
+ *   vf_recip is an exact division.
+ * Partial vectors go through a 4-lane buffer on the stack (a tail is at
+ * most 3 elements), so nothing reads or writes past the n-th element.
+ * Include simd/simd.h, not this file.
  */
 #ifndef GLLMK_ARM_SIMD_NEON_H
 #define GLLMK_ARM_SIMD_NEON_H
@@ -24,22 +22,68 @@
 
 #define VEC_WIDTH 4
 typedef float32x4_t vf;
+typedef int32x4_t vi;
+typedef uint32x4_t vmask;       /* all-ones lanes */
 
-/* ------------------------------------------------------------ tails */
+#define vf_zero() vdupq_n_f32(0.0f)
+#define vf_set1(f) vdupq_n_f32(f)
+#define vf_load(p) vld1q_f32(p)
+#define vf_store(p, v) vst1q_f32((p), (v))
+#define vf_add(a, b) vaddq_f32((a), (b))
+#define vf_sub(a, b) vsubq_f32((a), (b))
+#define vf_mul(a, b) vmulq_f32((a), (b))
+#define vf_div(a, b) vdivq_f32((a), (b))
+#define vf_fma(a, b, c) vfmaq_f32((c), (a), (b))             /* a·b + c */
+#define vf_fnma(a, b, c) vfmsq_f32((c), (a), (b))            /* c − a·b */
+#define vf_fms(a, b, c) vnegq_f32(vfmsq_f32((c), (a), (b)))  /* a·b − c, one rounding */
+#define vf_round(a) vrndnq_f32(a)
+#define vf_and(a, b) vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)))
+#define vf_or(a, b) vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)))
+#define vf_xor(a, b) vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)))
+#define vf_to_vi(a) vcvtq_s32_f32(a)    /* truncates, as cvttps2dq */
+#define vi_add(a, b) vaddq_s32((a), (b))
+#define vi_sub(a, b) vsubq_s32((a), (b))
+#define vi_and(a, b) vandq_s32((a), (b))
+#define vi_or(a, b) vorrq_s32((a), (b))
+#define vi_set1(i) vdupq_n_s32(i)
+#define vi_srai(a, n) vshrq_n_s32((a), (n))
+#define vi_srli(a, n) vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(a), (n)))
+#define vi_slli(a, n) vshlq_n_s32((a), (n))
+#define vi_as_vf(a) vreinterpretq_f32_s32(a)
+#define vf_as_vi(a) vreinterpretq_s32_f32(a)
 
-/* The first n (< 4) elements of p; the other lanes hold `fill`. Never
- * touches memory past p[n − 1]. */
+#define vf_lt(a, b) vcltq_f32((a), (b))
+#define vf_ge(a, b) vcgeq_f32((a), (b))
+#define vf_unord(a, b) vmvnq_u32(vandq_u32(vceqq_f32((a), (a)), vceqq_f32((b), (b))))
+#define vi_gt(a, b) vcgtq_s32((a), (b))
+#define vf_select(m, a, b) vbslq_f32((m), (a), (b))
+#define vf_any(m) (vmaxvq_u32(m) != 0)
+#define vi_select(m, a, b) vbslq_s32((m), (a), (b))
+
+/* a > b ? a : b and a < b ? a : b: x86's maxps/minps, NaN included. */
+static inline vf vf_max(vf a, vf b)
+{
+	return vbslq_f32(vcgtq_f32(a, b), a, b);
+}
+
+static inline vf vf_min(vf a, vf b)
+{
+	return vbslq_f32(vcltq_f32(a, b), a, b);
+}
+
+static inline vmask vf_tail_mask(int64_t n)
+{
+	static const uint32_t lane[VEC_WIDTH] = { 0, 1, 2, 3 };
+
+	return vcltq_u32(vld1q_u32(lane), vdupq_n_u32((uint32_t)n));
+}
+
+/* The first n (< VEC_WIDTH) elements; the other lanes hold `fill`. */
 static inline vf vf_load_n_or(const float *p, int64_t n, float fill)
 {
 	float buf[VEC_WIDTH] = { fill, fill, fill, fill };
 
-	memcpy(buf, p, (size_t)n * sizeof(float));
-	return vld1q_f32(buf);
-}
-
-static inline vf vf_load_n(const float *p, int64_t n)
-{
-	return vf_load_n_or(p, n, 0.0f);
+	return vld1q_f32(memcpy(buf, p, (size_t)n * sizeof(*p)));
 }
 
 static inline void vf_store_n(float *p, vf v, int64_t n)
@@ -47,114 +91,66 @@ static inline void vf_store_n(float *p, vf v, int64_t n)
 	float buf[VEC_WIDTH];
 
 	vst1q_f32(buf, v);
-	memcpy(p, buf, (size_t)n * sizeof(float));
+	memcpy(p, buf, (size_t)n * sizeof(*p));
 }
 
-/* ------------------------------------------------------------- exp */
-
-#define EXP_HI 88.8f           /* e^x = inf above 88.7228 */
-#define EXP_LO -104.0f         /* e^x rounds to +0 below −103.97 */
-#define LOG2E 1.44269504088896341f
-#define LN2_HI 0.693147182464599609375f
-#define LN2_LO -1.904654323148236e-09f
-
-/* 2^n for n in [−126, 127]. */
-static inline vf vf_pow2i(int32x4_t n)
+static inline float vf_hsum(vf v)
 {
-	return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n, vdupq_n_s32(127)), 23));
+	return vaddvq_f32(v);
 }
 
-/* a·b + c and c − a·b, in the x86 layer's argument order. */
-#define vf_fma(a, b, c) vfmaq_f32((c), (a), (b))
-#define vf_fnma(a, b, c) vfmsq_f32((c), (a), (b))
-
-static inline vf vf_exp(vf x)
+static inline float vf_hmax(vf v)
 {
-	/* vmaxq/vminq propagate NaN, so NaN flows through the clamp. */
-	x = vminq_f32(vdupq_n_f32(EXP_HI), vmaxq_f32(vdupq_n_f32(EXP_LO), x));
-
-	vf fn = vrndnq_f32(vmulq_n_f32(x, LOG2E));
-	vf r = vf_fnma(fn, vdupq_n_f32(LN2_HI), x);
-
-	r = vf_fnma(fn, vdupq_n_f32(LN2_LO), r);
-
-	vf p = vdupq_n_f32(1.9875691500e-4f);
-
-	p = vf_fma(p, r, vdupq_n_f32(1.3981999507e-3f));
-	p = vf_fma(p, r, vdupq_n_f32(8.3334519073e-3f));
-	p = vf_fma(p, r, vdupq_n_f32(4.1665795894e-2f));
-	p = vf_fma(p, r, vdupq_n_f32(1.6666665459e-1f));
-	p = vf_fma(p, r, vdupq_n_f32(5.0000001201e-1f));
-	p = vf_fma(vmulq_f32(p, r), r, vaddq_f32(r, vdupq_n_f32(1.0f)));
-
-	int32x4_t n = vcvtq_s32_f32(fn);
-	int32x4_t n1 = vshrq_n_s32(n, 1);
-
-	return vmulq_f32(vmulq_f32(p, vf_pow2i(n1)), vf_pow2i(vsubq_s32(n, n1)));
+	return vmaxvq_f32(v);
 }
 
-/* ------------------------------------------------------ tanh, sigmoid */
-
-static inline vf vf_copysign(vf x, vf s)
+static inline vf vf_first_n(int64_t n, vf a, vf b)
 {
-	return vbslq_f32(vdupq_n_u32(0x80000000u), s, vabsq_f32(x));
+	return vbslq_f32(vf_tail_mask(n), a, b);
 }
 
-static inline vf vf_sigmoid(vf x)
+static inline vf vf_swap_pairs(vf v)
 {
-	vf e = vf_exp(vnegq_f32(vabsq_f32(x)));
-	vf r = vdivq_f32(vdupq_n_f32(1.0f), vaddq_f32(vdupq_n_f32(1.0f), e));
-
-	return vbslq_f32(vcgeq_f32(x, vdupq_n_f32(0.0f)), r, vmulq_f32(e, r));
+	return vrev64q_f32(v);
 }
 
-static inline vf vf_tanh(vf x)
+static inline vf vf_recip(vf d)
 {
-	vf a = vabsq_f32(x);
-	vf z = vmulq_f32(x, x);
-	vf p = vdupq_n_f32(-5.70498872745e-3f);
-
-	p = vf_fma(p, z, vdupq_n_f32(2.06390887954e-2f));
-	p = vf_fma(p, z, vdupq_n_f32(-5.37397155531e-2f));
-	p = vf_fma(p, z, vdupq_n_f32(1.33314422036e-1f));
-	p = vf_fma(p, z, vdupq_n_f32(-3.33332819422e-1f));
-	vf small = vf_fma(vmulq_f32(p, z), x, x);
-
-	vf e = vf_exp(vmulq_n_f32(a, -2.0f));
-	vf big = vdivq_f32(vsubq_f32(vdupq_n_f32(1.0f), e), vaddq_f32(vdupq_n_f32(1.0f), e));
-
-	return vbslq_f32(vcltq_f32(a, vdupq_n_f32(0.625f)), small, vf_copysign(big, x));
+	return vdivq_f32(vdupq_n_f32(1.0f), d);
 }
 
-/* ------------------------------------------------------------- erfc */
+#define vf_stream(p, v) vst1q_f32((p), (v))
+#define vf_sfence() ((void)0)
 
-/* erfc(x) for x >= 0 (or NaN). */
-static inline vf vf_erfc(vf x)
+/* 16-bit rows. f16: fcvtl/fcvtn widen exactly and narrow to nearest even,
+ * keeping subnormals (Linux runs with FPCR.FZ clear) and quieting NaNs
+ * with their top payload, as fp16.h. */
+static inline uint16x4_t load_u16_n(const uint16_t *p, int64_t n)
 {
-	x = vminq_f32(vdupq_n_f32(10.0f), x);
+	uint16_t buf[VEC_WIDTH] = { 0 };
 
-	vf t = vdivq_f32(vdupq_n_f32(2.0f), vaddq_f32(x, vdupq_n_f32(2.0f)));
-	vf p = vdupq_n_f32(0.17087277f);
-
-	p = vf_fma(p, t, vdupq_n_f32(-0.82215223f));
-	p = vf_fma(p, t, vdupq_n_f32(1.48851587f));
-	p = vf_fma(p, t, vdupq_n_f32(-1.13520398f));
-	p = vf_fma(p, t, vdupq_n_f32(0.27886807f));
-	p = vf_fma(p, t, vdupq_n_f32(-0.18628806f));
-	p = vf_fma(p, t, vdupq_n_f32(0.09678418f));
-	p = vf_fma(p, t, vdupq_n_f32(0.37409196f));
-	p = vf_fma(p, t, vdupq_n_f32(1.00002368f));
-	p = vf_fma(p, t, vdupq_n_f32(-1.26551223f));
-
-	/* −x² + P as sum + err: x² = hi + lo exactly, Fast2Sum for the rest. */
-	vf hi = vmulq_f32(x, x);
-	vf lo = vnegq_f32(vfmsq_f32(hi, x, x));   /* x·x − hi, exact */
-	vf b = vsubq_f32(p, lo);
-	vf sum = vsubq_f32(b, hi);
-	vf err = vsubq_f32(vaddq_f32(sum, hi), b);
-	vf e = vf_exp(sum);
-
-	return vmulq_f32(t, vf_fnma(e, err, e));
+	return vld1_u16(memcpy(buf, p, (size_t)n * sizeof(*p)));
 }
+
+static inline void store_u16_n(uint16_t *p, uint16x4_t v, int64_t n)
+{
+	uint16_t buf[VEC_WIDTH];
+
+	vst1_u16(buf, v);
+	memcpy(p, buf, (size_t)n * sizeof(*p));
+}
+
+#define f16_as_f32(h) vcvt_f32_f16(vreinterpret_f16_u16(h))
+#define f32_as_f16(v) vreinterpret_u16_f16(vcvt_f16_f32(v))
+#define vf_load_f16(p) f16_as_f32(vld1_u16(p))
+#define vf_load_f16_n(p, n) f16_as_f32(load_u16_n((p), (n)))
+#define vf_store_f16(p, v) vst1_u16((p), f32_as_f16(v))
+#define vf_store_f16_n(p, v, n) store_u16_n((p), f32_as_f16(v), (n))
+
+/* bf16 lanes as the low halves of 32-bit lanes and back. */
+#define vi_widen_u16(p) vreinterpretq_s32_u32(vmovl_u16(vld1_u16(p)))
+#define vi_widen_u16_n(p, n) vreinterpretq_s32_u32(vmovl_u16(load_u16_n((p), (n))))
+#define vi_narrow_u16(p, v) vst1_u16((p), vmovn_u32(vreinterpretq_u32_s32(v)))
+#define vi_narrow_u16_n(p, v, n) store_u16_n((p), vmovn_u32(vreinterpretq_u32_s32(v)), (n))
 
 #endif

@@ -141,6 +141,26 @@ double ref_softmax_exp_row(float *y, const float *x, const float *mask, float sc
 	return sum;
 }
 
+/* The reference takes the max and the sum in two passes over the row. */
+double ref_softmax_sum_row(const float *x, const float *mask, float scale, int64_t n, float *max)
+{
+	double sum = 0.0;
+
+	*max = ref_softmax_max_row(x, mask, scale, n);
+	if (*max == -INFINITY)
+		return 0.0;
+	for (int64_t j = 0; j < n; j++)
+		sum += expf(logit(x, mask, scale, j) - *max);
+	return sum;
+}
+
+void ref_softmax_write_row(float *y, const float *x, const float *mask, float scale, float max, float inv_sum,
+			   int64_t n)
+{
+	for (int64_t j = 0; j < n; j++)
+		y[j] = expf(logit(x, mask, scale, j) - max) * inv_sum;
+}
+
 /* Both layouts (cpu_kernels.h) as a_i = x[i·step], b_i = a_i[b_off]; the
  * normal layout's tables hold each pair's cos at 2i and sin at 2i + 1. */
 void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox)

@@ -22,9 +22,13 @@ void ref_layer_norm_row(float *y, const float *x, const float *w, const float *b
 float ref_dot_f32(int64_t n, const float *a, const float *b);
 float ref_softmax_max_row(const float *x, const float *mask, float scale, int64_t n);
 double ref_softmax_exp_row(float *y, const float *x, const float *mask, float scale, float max, int64_t n);
+double ref_softmax_sum_row(const float *x, const float *mask, float scale, int64_t n, float *max);
+void ref_softmax_write_row(float *y, const float *x, const float *mask, float scale, float max, float inv_sum,
+			   int64_t n);
 void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
 
-/* The row slots of struct cpu_kernels, all references. An ISA's table lists
+/* The row slots of struct cpu_kernels, all references (their nt twins
+ * stay NULL: the framework then uses these). An ISA's table lists
  * REF_ROW_KERNELS first and then its own kernels for the slots it speeds up
  * (a later designated initialiser wins; build that file with
  * -Wno-override-init, which -Wextra would otherwise flag). */
@@ -44,6 +48,8 @@ void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, in
 	.dot_f32 = ref_dot_f32,                         \
 	.softmax_max_row = ref_softmax_max_row,         \
 	.softmax_exp_row = ref_softmax_exp_row,         \
+	.softmax_sum_row = ref_softmax_sum_row,         \
+	.softmax_write_row = ref_softmax_write_row,     \
 	.rope_row = ref_rope_row
 
 #endif

@@ -1,0 +1,85 @@
+/* Helpers of the ISA plugins' multi-row dots (cpu_matmul_kernel's
+ * vec_dot_rows, contract in cpu_kernels.h): one always-inline body per
+ * format over `rows` weight rows, `stride` bytes apart, against one
+ * activation row, instantiated with rows = 1 (vec_dot) and rows = the
+ * table's dot_rows (vec_dot_rows). Bodies keep per-row state in arrays
+ * indexed by the row; FOR_ROWS unrolls those loops so that the arrays
+ * live in registers.
+ */
+#ifndef GLLMK_CPU_DOT_ROWS_H
+#define GLLMK_CPU_DOT_ROWS_H
+
+#include <stdint.h>
+
+#define DOT_ALWAYS_INLINE inline __attribute__((always_inline))
+#define FOR_ROWS(r) _Pragma("GCC unroll 8") for (int r = 0; r < rows; r++)
+
+static DOT_ALWAYS_INLINE const void *dot_row_at(const void *w, int64_t stride, int r)
+{
+	return (const char *)w + r * stride;
+}
+
+/* Weights stream from DRAM once per matmul: at the few instructions per
+ * byte these dots take, the hardware prefetcher alone leaves the loads
+ * waiting on memory (perf on Sapphire Rapids: the stalls sat on the first
+ * use of each run's scales; one row a call ran q4_0 and q4_K at 35-40 % of
+ * DRAM speed). Each step prefetches, in each of its rows, the `bytes` it
+ * consumes DOT_PREFETCH_AHEAD bytes further on; past a row's end, the same
+ * place in the same row of the next group (rows·stride on), which the next
+ * call reads (one row a call: stride = the row's bytes, the next row). */
+#define DOT_PREFETCH_AHEAD 2048
+
+static DOT_ALWAYS_INLINE void dot_prefetch_rows(const void *w, int64_t stride, int rows, int64_t row_bytes,
+						int64_t off, int bytes)
+{
+	const char *base = w;
+
+	off += DOT_PREFETCH_AHEAD;
+	if (off >= row_bytes) {
+		base += rows * stride;
+		off -= row_bytes;
+	}
+	FOR_ROWS(r)
+		for (int o = 0; o < bytes; o += 64)
+			__builtin_prefetch(base + r * stride + off + o, 0, 3);
+}
+
+/* vec_dot and vec_dot_rows of format t from its body t##_rows: `name(t)`
+ * spells the exported names, row_bytes(n) a row's bytes for vec_dot's
+ * prefetch past its end, rows the table's dot_rows. */
+#define DEFINE_DOT_ENTRIES(name, t, row_bytes, rows)                                                \
+	float name(vec_dot_##t)(int64_t n, const void *w, const void *xq)                           \
+	{                                                                                           \
+		float out;                                                                          \
+                                                                                                    \
+		t##_rows(n, w, row_bytes, xq, &out, 1);                                             \
+		return out;                                                                         \
+	}                                                                                           \
+	void name(vec_dot_rows_##t)(int64_t n, const void *w, int64_t stride, const void *xq, float *out) \
+	{                                                                                           \
+		t##_rows(n, w, stride, xq, out, rows);                                              \
+	}
+
+/* A kernel table's matmul entry for weight dtype t: activations in vdt,
+ * prefix##_vec_dot_##t and prefix##_vec_dot_rows_##t with `rows` rows. */
+#define DOT_ROWS_MATMUL(vdt, prefix, t, rows)                                                       \
+	{                                                                                           \
+		.vec_dtype = GLLMK_##vdt,                                                           \
+		.vec_dot = prefix##_vec_dot_##t,                                                    \
+		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
+		.dot_rows = rows,                                                                   \
+	}
+
+/* The same for a float weight dtype t (activations in f32) that also has
+ * prefix##_vec_dot_tile_##t with x_rows activation rows. */
+#define DOT_TILE_MATMUL(prefix, t, rows, xrows)                                                     \
+	{                                                                                           \
+		.vec_dtype = GLLMK_F32,                                                             \
+		.vec_dot = prefix##_vec_dot_##t,                                                    \
+		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
+		.dot_rows = rows,                                                                   \
+		.vec_dot_tile = prefix##_vec_dot_tile_##t,                                          \
+		.x_rows = xrows,                                                                    \
+	}
+
+#endif

@@ -1,0 +1,317 @@
+/* The attention inner loops, written once against simd.h and compiled
+ * like rows_simd.c: into avx2_* (AVX2 + FMA + F16C), avx512_* (AVX-512
+ * F/BW/VL/DQ) and neon_* (AdvSIMD). f16 K and V rows are converted in
+ * registers (vcvtph2ps, fcvtl) instead of being decoded to a buffer first.
+ * Contracts: cpu_kernels.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
+ * loop runs whole vectors, then one masked partial vector: no access past n.
+ *
+ * The chunk kernels (attn[f32], attn[f16]) work on a chunk of tokens for
+ * the query heads of one GQA group, so that each K or V element is loaded
+ * and converted once per group instead of once per query head:
+ *   scores: a block of hb heads × VEC_WIDTH/hb tokens keeps VEC_WIDTH dot
+ *     accumulators in registers; one K vector feeds hb FMAs. The block's
+ *     VEC_WIDTH dots are reduced together (sum_lanes: a transpose-add
+ *     tree, about two shuffles per dot instead of a full reduction each).
+ *   accum: a tile of hb heads × ACC_VECS vectors of acc stays in registers
+ *     over the chunk's tokens; one V vector feeds hb FMAs, the weights are
+ *     broadcast from memory.
+ * The blocks are always_inline with constant sizes, so the compiler keeps
+ * the tiles in registers.
+ */
+#include "attn_simd.h"
+#include "simd.h"
+
+void SIMD_FN(axpy_f32)(float *y, float a, const float *x, int64_t n)
+{
+	const vf va = vf_set1(a);
+	int64_t i = 0;
+
+	for (; i + 2 * VEC_WIDTH <= n; i += 2 * VEC_WIDTH) {
+		vf_store(y + i, vf_fma(va, vf_load(x + i), vf_load(y + i)));
+		vf_store(y + i + VEC_WIDTH, vf_fma(va, vf_load(x + i + VEC_WIDTH), vf_load(y + i + VEC_WIDTH)));
+	}
+	for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)
+		vf_store(y + i, vf_fma(va, vf_load(x + i), vf_load(y + i)));
+	if (i < n)
+		vf_store_n(y + i, vf_fma(va, vf_load_n(x + i, n - i), vf_load_n(y + i, n - i)), n - i);
+}
+
+void SIMD_FN(axpy_f16)(float *y, float a, const uint16_t *x, int64_t n)
+{
+	const vf va = vf_set1(a);
+	int64_t i = 0;
+
+	for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)
+		vf_store(y + i, vf_fma(va, vf_load_f16(x + i), vf_load(y + i)));
+	if (i < n)
+		vf_store_n(y + i, vf_fma(va, vf_load_f16_n(x + i, n - i), vf_load_n(y + i, n - i)), n - i);
+}
+
+float SIMD_FN(dot_f32_f16)(int64_t n, const float *a, const uint16_t *b)
+{
+	vf s0 = vf_zero(), s1 = vf_zero();
+	int64_t i = 0;
+
+	for (; i + 2 * VEC_WIDTH <= n; i += 2 * VEC_WIDTH) {
+		s0 = vf_fma(vf_load(a + i), vf_load_f16(b + i), s0);
+		s1 = vf_fma(vf_load(a + i + VEC_WIDTH), vf_load_f16(b + i + VEC_WIDTH), s1);
+	}
+	for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)
+		s0 = vf_fma(vf_load(a + i), vf_load_f16(b + i), s0);
+	if (i < n)
+		s1 = vf_fma(vf_load_n(a + i, n - i), vf_load_f16_n(b + i, n - i), s1);
+	return vf_hsum(vf_add(s0, s1));
+}
+
+/* ------------------------------------------------------- chunk kernels */
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* V vectors a tile of acc spans: 4 heads × ACC_VECS accumulators must fit
+ * the register file with room for the V vectors (16 ymm on AVX2, 32 zmm). */
+#if VEC_WIDTH == 8
+#define ACC_VECS 2
+#else
+#define ACC_VECS 4
+#endif
+
+/* Lane j of the result is the sum of v[j]'s lanes, j < VEC_WIDTH. */
+static ALWAYS_INLINE vf sum_lanes(const vf *v)
+{
+#if VEC_WIDTH == 16 && defined(__AVX512F__)
+	__m512 x[8], y[4];
+
+	/* halves: x[i] = (v[i] lo + hi | v[i+8] lo + hi) */
+	for (int i = 0; i < 8; i++)
+		x[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[i], v[i + 8], 0x44),
+				     _mm512_shuffle_f32x4(v[i], v[i + 8], 0xee));
+	/* quarters: y[i] blocks = (v[i], v[i+8], v[i+4], v[i+12]) */
+	for (int i = 0; i < 4; i++)
+		y[i] = _mm512_add_ps(_mm512_shuffle_f32x4(x[i], x[i + 4], 0x88),
+				     _mm512_shuffle_f32x4(x[i], x[i + 4], 0xdd));
+	/* inside each 128-bit block: 4 vectors' partial sums to 4 sums */
+	__m512 a = _mm512_add_ps(_mm512_unpacklo_ps(y[0], y[1]), _mm512_unpackhi_ps(y[0], y[1]));
+	__m512 b = _mm512_add_ps(_mm512_unpacklo_ps(y[2], y[3]), _mm512_unpackhi_ps(y[2], y[3]));
+	__m512 c = _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x44), _mm512_shuffle_ps(a, b, 0xee));
+
+	/* blocks hold v[0..3], v[8..11], v[4..7], v[12..15] */
+	return _mm512_shuffle_f32x4(c, c, 0xd8);
+#elif VEC_WIDTH == 8 && defined(__AVX2__)
+	__m256 h01 = _mm256_hadd_ps(v[0], v[1]), h23 = _mm256_hadd_ps(v[2], v[3]);
+	__m256 h45 = _mm256_hadd_ps(v[4], v[5]), h67 = _mm256_hadd_ps(v[6], v[7]);
+	__m256 lo = _mm256_hadd_ps(h01, h23), hi = _mm256_hadd_ps(h45, h67);
+
+	/* lo's 128-bit halves hold v[0..3]'s partial sums, hi's v[4..7]'s */
+	return _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31));
+#else
+	float sums[VEC_WIDTH];
+
+	for (int i = 0; i < VEC_WIDTH; i++)
+		sums[i] = vf_hsum(v[i]);
+	return vf_load(sums);
+#endif
+}
+
+/* Elements e .. e + m of a K or V row (m <= VEC_WIDTH; m < VEC_WIDTH
+ * reads only m). */
+static ALWAYS_INLINE vf load_kv(int f16, const void *row, int64_t e, int64_t m)
+{
+	if (f16)
+		return m == VEC_WIDTH ? vf_load_f16((const uint16_t *)row + e)
+				      : vf_load_f16_n((const uint16_t *)row + e, m);
+	return m == VEC_WIDTH ? vf_load((const float *)row + e) : vf_load_n((const float *)row + e, m);
+}
+
+/* Prefetches bytes [from, to) of row (whole cache lines) into L2: the
+ * chunk a prefetch is for comes after the whole current one, which is more
+ * than L1 holds. */
+static ALWAYS_INLINE void prefetch_span(const void *row, int64_t from, int64_t to)
+{
+	const char *p = (const char *)((uintptr_t)((const char *)row + from) & ~(uintptr_t)63);
+
+	for (; p < (const char *)row + to; p += 64)
+		__builtin_prefetch(p, 0, 2);
+}
+
+/* One vector step of a scores block: elements e .. e + m of every dot. */
+static ALWAYS_INLINE void dot_step(int f16, int hb, vf *acc, const float *q, int64_t qs, const void *const *row,
+				   int64_t e, int64_t m)
+{
+	const int tb = VEC_WIDTH / hb;
+	vf kv[VEC_WIDTH];
+
+	for (int t = 0; t < tb; t++)
+		kv[t] = load_kv(f16, row[t], e, m);
+	for (int h = 0; h < hb; h++) {
+		const vf qv = m == VEC_WIDTH ? vf_load(q + h * qs + e) : vf_load_n(q + h * qs + e, m);
+
+		for (int t = 0; t < tb; t++)
+			acc[h * tb + t] = vf_fma(qv, kv[t], acc[h * tb + t]);
+	}
+}
+
+/* Scores of hb heads × the nt (<= VEC_WIDTH/hb) tokens k[0..nt). */
+static ALWAYS_INLINE void scores_block(int f16, int hb, float *s, int64_t ss, const float *q, int64_t qs,
+				       const void *const *k, int64_t nt, int64_t d, const void *const *pf,
+				       int64_t npf)
+{
+	const int tb = VEC_WIDTH / hb;
+	const void *row[VEC_WIDTH];
+	vf acc[VEC_WIDTH];
+	int64_t e = 0;
+
+	for (int64_t t = 0; t < npf; t++)
+		prefetch_span(pf[t], 0, d * (f16 ? 2 : 4));
+	for (int t = 0; t < tb; t++)    /* a short block repeats its last row */
+		row[t] = k[t < nt ? t : nt - 1];
+	for (int i = 0; i < VEC_WIDTH; i++)
+		acc[i] = vf_zero();
+	for (; e + VEC_WIDTH <= d; e += VEC_WIDTH)
+		dot_step(f16, hb, acc, q, qs, row, e, VEC_WIDTH);
+	if (e < d)
+		dot_step(f16, hb, acc, q, qs, row, e, d - e);
+
+	const vf r = sum_lanes(acc);
+
+	if (hb == 1) {
+		vf_store_n(s, r, nt);
+		return;
+	}
+	float out[VEC_WIDTH];
+
+	vf_store(out, r);
+	if (nt == tb) {         /* constant sizes: plain moves, no memcpy call */
+		for (int h = 0; h < hb; h++)
+			for (int t = 0; t < tb; t++)
+				s[h * ss + t] = out[h * tb + t];
+		return;
+	}
+	for (int h = 0; h < hb; h++)
+		for (int t = 0; t < nt; t++)
+			s[h * ss + t] = out[h * tb + t];
+}
+
+/* The prefetches of pf[0 .. npf) go with the blocks of tokens, the last
+ * block taking what is left. */
+static ALWAYS_INLINE void scores_heads(int f16, int hb, float *s, int64_t ss, const float *q, int64_t qs,
+				       const void *const *k, int64_t n, int64_t d, const void *const *pf,
+				       int64_t npf)
+{
+	const int tb = VEC_WIDTH / hb;
+
+	for (int64_t t = 0; t < n; t += tb) {
+		const int64_t nt = n - t < tb ? n - t : tb;
+		const int64_t first = t < npf ? t : npf;
+		const int64_t last = t + nt >= n ? npf : t + nt < npf ? t + nt : npf;
+
+		scores_block(f16, hb, s + t, ss, q, qs, k + t, nt, d, pf + first, last - first);
+	}
+}
+
+/* acc[h][e0 .. e0 + (nv - 1)·VEC_WIDTH + m) += Σ_t p[h][t]·v_t[..] for hb
+ * heads: the tile stays in registers over the n tokens. */
+static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *acc, int64_t as, const float *p,
+				     int64_t ps, const void *const *v, int64_t n, int64_t e0, const void *const *pf,
+				     int64_t npf)
+{
+	const int64_t es = f16 ? 2 : 4;
+	vf a[4 * ACC_VECS];
+
+	for (int h = 0; h < hb; h++)
+		for (int j = 0; j < nv; j++) {
+			const float *src = acc + h * as + e0 + j * VEC_WIDTH;
+
+			a[h * nv + j] = j < nv - 1 || m == VEC_WIDTH ? vf_load(src) : vf_load_n(src, m);
+		}
+	for (int64_t t = 0; t < n; t++) {
+		vf x[ACC_VECS];
+
+		if (t < npf)    /* the same columns of the next chunk's row t */
+			prefetch_span(pf[t], e0 * es, (e0 + (nv - 1) * VEC_WIDTH + m) * es);
+		if (t == n - 1)
+			for (int64_t r = n; r < npf; r++)
+				prefetch_span(pf[r], e0 * es, (e0 + (nv - 1) * VEC_WIDTH + m) * es);
+		for (int j = 0; j < nv; j++)
+			x[j] = load_kv(f16, v[t], e0 + j * VEC_WIDTH, j < nv - 1 ? VEC_WIDTH : m);
+		for (int h = 0; h < hb; h++) {
+			const vf w = vf_set1(p[h * ps + t]);
+
+			for (int j = 0; j < nv; j++)
+				a[h * nv + j] = vf_fma(w, x[j], a[h * nv + j]);
+		}
+	}
+	for (int h = 0; h < hb; h++)
+		for (int j = 0; j < nv; j++) {
+			float *dst = acc + h * as + e0 + j * VEC_WIDTH;
+
+			if (j < nv - 1 || m == VEC_WIDTH)
+				vf_store(dst, a[h * nv + j]);
+			else
+				vf_store_n(dst, a[h * nv + j], m);
+		}
+}
+
+/* Each tile prefetches its own columns of the next chunk's rows. */
+static ALWAYS_INLINE void accum_heads(int f16, int hb, float *acc, int64_t as, const float *p, int64_t ps,
+				      const void *const *v, int64_t n, int64_t dv, const void *const *pf,
+				      int64_t npf)
+{
+	int64_t e = 0;
+
+	for (; e + ACC_VECS * VEC_WIDTH <= dv; e += ACC_VECS * VEC_WIDTH)
+		accum_tile(f16, hb, ACC_VECS, VEC_WIDTH, acc, as, p, ps, v, n, e, pf, npf);
+	for (; e + VEC_WIDTH <= dv; e += VEC_WIDTH)
+		accum_tile(f16, hb, 1, VEC_WIDTH, acc, as, p, ps, v, n, e, pf, npf);
+	if (e < dv)
+		accum_tile(f16, hb, 1, dv - e, acc, as, p, ps, v, n, e, pf, npf);
+}
+
+/* One pass of a chunk kernel over hb heads: scores (out = s, in = q) or
+ * accum (out = acc, in = p); the two have the same shape. */
+static ALWAYS_INLINE void heads_pass(int f16, int accum, int hb, float *out, int64_t os, const float *in,
+				     int64_t is, const void *const *rows, int64_t n, int64_t len,
+				     const void *const *pf, int64_t npf)
+{
+	if (accum)
+		accum_heads(f16, hb, out, os, in, is, rows, n, len, pf, npf);
+	else
+		scores_heads(f16, hb, out, os, in, is, rows, n, len, pf, npf);
+}
+
+/* The heads [0, nh) in blocks of 4, then 2, then 1 (hb a constant in each
+ * pass, so that its tiles stay in registers). The first pass over the
+ * tokens prefetches, the others reread the same rows. */
+static ALWAYS_INLINE void chunk_kernel(int f16, int accum, float *out, int64_t os, const float *in, int64_t is,
+				       int64_t nh, const void *const *rows, int64_t n, int64_t len,
+				       const void *const *pf, int64_t npf)
+{
+	int64_t h = 0;
+
+	for (; h + 4 <= nh; h += 4, npf = 0)
+		heads_pass(f16, accum, 4, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+	if (h + 2 <= nh) {
+		heads_pass(f16, accum, 2, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+		h += 2;
+		npf = 0;
+	}
+	if (h < nh)
+		heads_pass(f16, accum, 1, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+}
+
+/* The exported kernels: one per dtype, the flag folded at compile time. */
+#define ATTN_CHUNK_KERNELS(dt, f16)                                                                         \
+	void SIMD_FN(attn_scores_##dt)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh,           \
+				      const void *const *k, int64_t n, int64_t d, const void *const *pf,       \
+				      int64_t npf)                                                            \
+	{                                                                                                   \
+		chunk_kernel(f16, 0, s, ss, q, qs, nh, k, n, d, pf, npf);                                   \
+	}                                                                                                   \
+	void SIMD_FN(attn_accum_##dt)(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh,          \
+				     const void *const *v, int64_t n, int64_t dv, const void *const *pf,      \
+				     int64_t npf)                                                             \
+	{                                                                                                   \
+		chunk_kernel(f16, 1, acc, as, p, ps, nh, v, n, dv, pf, npf);                                \
+	}
+
+ATTN_CHUNK_KERNELS(f32, 0)
+ATTN_CHUNK_KERNELS(f16, 1)

@@ -1,0 +1,41 @@
+/* The attention kernels of attn_simd.c, one set per ISA it is compiled
+ * for (avx2_, avx512_, neon_), and one line for each plugin's kernel
+ * table, listed after its row kernels:
+ *   AVX2_ATTN_KERNELS,  AVX512_ATTN_KERNELS  or  NEON_ATTN_KERNELS,
+ */
+#ifndef GLLMK_SIMD_ATTN_H
+#define GLLMK_SIMD_ATTN_H
+
+#include <stdint.h>
+
+#define SIMD_ATTN_CHUNK_DECLARE(isa, dt)                                                                \
+	void isa##_attn_scores_##dt(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh,      \
+				    const void *const *k, int64_t n, int64_t d, const void *const *pf, \
+				    int64_t npf);                                                      \
+	void isa##_attn_accum_##dt(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh,     \
+				   const void *const *v, int64_t n, int64_t dv, const void *const *pf, \
+				   int64_t npf);
+
+#define SIMD_ATTN_DECLARE(isa)                                                          \
+	void isa##_axpy_f32(float *y, float a, const float *x, int64_t n);             \
+	void isa##_axpy_f16(float *y, float a, const uint16_t *x, int64_t n);          \
+	float isa##_dot_f32_f16(int64_t n, const float *a, const uint16_t *b);         \
+	SIMD_ATTN_CHUNK_DECLARE(isa, f32)                                               \
+	SIMD_ATTN_CHUNK_DECLARE(isa, f16)
+
+SIMD_ATTN_DECLARE(avx2)
+SIMD_ATTN_DECLARE(avx512)
+SIMD_ATTN_DECLARE(neon)
+
+#define SIMD_ATTN_KERNELS(isa)                                                          \
+	.axpy_f32 = isa##_axpy_f32,                                                    \
+	.axpy_f16 = isa##_axpy_f16,                                                    \
+	.dot_f32_f16 = isa##_dot_f32_f16,                                              \
+	.attn[GLLMK_F32] = { isa##_attn_scores_f32, isa##_attn_accum_f32 },            \
+	.attn[GLLMK_F16] = { isa##_attn_scores_f16, isa##_attn_accum_f16 }
+
+#define AVX2_ATTN_KERNELS SIMD_ATTN_KERNELS(avx2)
+#define AVX512_ATTN_KERNELS SIMD_ATTN_KERNELS(avx512)
+#define NEON_ATTN_KERNELS SIMD_ATTN_KERNELS(neon)
+
+#endif
