@@ -46,6 +46,13 @@ struct core_dtype {
 	uint32_t elem_stride;  /* the innermost stride other than 0: the element size; 0 for blocks */
 };
 
+#define CORE_DTYPE_ENTRY(...) CORE_DTYPE_ENTRY_(__VA_ARGS__)
+#define CORE_DTYPE_ENTRY_(str, shift, bytes, al)                                                    \
+	{ .name = str, .block_elems = 1 << (shift), .block_bytes = bytes, .block_shift = shift, .align = al, \
+	  .elem_stride = (shift) ? 0 : (bytes) }
+/* f32's entry, also folded into the op path's checks (validate.h) */
+#define CORE_DTYPE_F32_LAYOUT "f32", 0, 4, 4
+
 extern const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT];
 
 /* The entry of t, or NULL for a value that is not a dtype. */

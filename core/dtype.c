@@ -5,12 +5,10 @@
 
 /* Alignment: 4 where a block starts with a 4-byte field (f32, i32, q8_K's
  * float d), 2 for everything built on f16 scales. */
-#define DTYPE(id, str, shift, bytes, al)                                                  \
-	[id] = { .name = str, .block_elems = 1 << (shift), .block_bytes = bytes, .block_shift = shift, \
-		 .align = al, .elem_stride = (shift) ? 0 : (bytes) }
+#define DTYPE(id, ...) [id] = CORE_DTYPE_ENTRY(__VA_ARGS__)
 
 const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT] = {
-	DTYPE(GLLMK_F32, "f32", 0, 4, 4),
+	DTYPE(GLLMK_F32, CORE_DTYPE_F32_LAYOUT),
 	DTYPE(GLLMK_F16, "f16", 0, 2, 2),
 	DTYPE(GLLMK_BF16, "bf16", 0, 2, 2),
 	DTYPE(GLLMK_I32, "i32", 0, 4, 4),

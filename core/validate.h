@@ -70,6 +70,9 @@ gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char
 #define CORE_FAST_DIM_LIMIT ((uint64_t)1 << 28)
 #define CORE_FAST_OFFSET_LIMIT ((uint64_t)1 << 60)
 
+/* core_dtypes[GLLMK_F32] as a constant the compiler can see through */
+static const struct core_dtype core_dtype_f32_fast = CORE_DTYPE_ENTRY(CORE_DTYPE_F32_LAYOUT);
+
 static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t, enum core_role role,
 				 uint32_t dtypes, struct core_view *v)
 {
@@ -86,6 +89,9 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 	if (unlikely(dtype >= GLLMK_DTYPE_LIMIT || !(dtypes >> dtype & 1) || inner >= GLLMK_MAX_DIMS))
 		return 0;
 	dt = &core_dtypes[dtype];
+	/* f32-only arguments (most of them): the rules below fold to constants */
+	if (dtypes == CORE_DT_F32)
+		dt = &core_dtype_f32_fast;
 	n = t->shape[inner];
 	/* every dim in 1..2^28 and every outer stride in 0..2^28, in one test */
 	big = (uint64_t)(n - 1);
