@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "dot_rows.h"
+
 /* sgemm_avx2.c */
 #define AVX2_SGEMM_MR 6
 #define AVX2_SGEMM_NR 16
@@ -26,30 +28,14 @@ void avx2_dequant_row_q4_K(const void *src, float *dst, int64_t n);
 void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
- * formats and of the float ones, whose vec_dot_tile also takes
- * AVX2_FLOAT_X_ROWS activation rows (x_rows). */
+ * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
 #define AVX2_DOT_ROWS 4
-#define AVX2_FLOAT_ROWS 4
-#define AVX2_FLOAT_X_ROWS 2
-
-/* matmul_half_avx2.c: f32, f16 and bf16 weight rows against f32
- * activations, products and sums in f32 (x is never rounded to 16 bits). */
-#define AVX2_DECLARE_DOT(isa, t)                                                        \
-	float isa##_vec_dot_##t(int64_t n, const void *w, const void *x);               \
-	void isa##_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *x, float *out);
-#define AVX2_DECLARE_FLOAT_DOT(t)                                                       \
-	AVX2_DECLARE_DOT(avx2, t)                                                       \
-	void avx2_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
-				   float *out);
-AVX2_DECLARE_FLOAT_DOT(f32)
-AVX2_DECLARE_FLOAT_DOT(f16)
-AVX2_DECLARE_FLOAT_DOT(bf16)
 
 /* matmul_quant_avx2.c, per integer-dot flavour: weight rows of q8_0 and
  * q4_0 against q8_0 activations, q4_K and q6_K against q8_K. */
 #define AVX2_DECLARE_VEC_DOTS(isa)                                                      \
-	AVX2_DECLARE_DOT(isa, q8_0) AVX2_DECLARE_DOT(isa, q4_0)                         \
-	AVX2_DECLARE_DOT(isa, q4_K) AVX2_DECLARE_DOT(isa, q6_K)
+	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
+	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)
 AVX2_DECLARE_VEC_DOTS(avx2)
 AVX2_DECLARE_VEC_DOTS(avx2vnni)
 

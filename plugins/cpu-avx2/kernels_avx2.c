@@ -7,13 +7,14 @@
 #include "ref/rows_ref.h"
 #include "avx2_kernels.h"
 #include "dot_rows.h"
+#include "dot_float_simd.h"
 #include "rows_simd.h"
 #include "attn_simd.h"
 
-/* matmul of weight dtype t: activations in vdt, AVX2_DOT_ROWS rows a call
- * (f32 weights: this path at small M, the GEMM at large M). */
+/* matmul of block weight dtype t: activations in vdt, AVX2_DOT_ROWS rows a
+ * call; the float weights' from dot_float_simd.c (f32 weights: that path at
+ * small M, the GEMM at large M). */
 #define AVX2_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX2_DOT_ROWS)
-#define AVX2_MATMUL_TILE(isa, t) DOT_TILE_MATMUL(isa, t, AVX2_FLOAT_ROWS, AVX2_FLOAT_X_ROWS)
 
 #define AVX2_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -30,9 +31,7 @@
 		.dequant_row[GLLMK_Q6_K] = avx2_dequant_row_q6_K,                               \
 		.quant_row[GLLMK_Q8_0] = avx2_quant_row_q8_0,                                   \
 		.quant_row[GLLMK_Q8_K] = avx2_quant_row_q8_K,                                   \
-		.matmul[GLLMK_F32] = AVX2_MATMUL_TILE(avx2, f32),                               \
-		.matmul[GLLMK_F16] = AVX2_MATMUL_TILE(avx2, f16),                               \
-		.matmul[GLLMK_BF16] = AVX2_MATMUL_TILE(avx2, bf16),                             \
+		DOT_FLOAT_MATMULS(avx2),                                                        \
 		.matmul[GLLMK_Q8_0] = AVX2_MATMUL(Q8_0, dot, q8_0),                             \
 		.matmul[GLLMK_Q4_0] = AVX2_MATMUL(Q8_0, dot, q4_0),                             \
 		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, dot, q4_K),                             \

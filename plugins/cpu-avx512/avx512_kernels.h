@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "dot_rows.h"
+
 /* sgemm_avx512.c: a 14×32 register block (28 zmm accumulators). */
 #define AVX512_SGEMM_MR 14
 #define AVX512_SGEMM_NR 32
@@ -22,29 +24,13 @@ void avx512_dequant_row_q4_K(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
- * formats and of the float ones, whose vec_dot_tile also takes
- * AVX512_FLOAT_X_ROWS activation rows (x_rows). */
+ * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
 #define AVX512_DOT_ROWS 4
-#define AVX512_FLOAT_ROWS 4
-#define AVX512_FLOAT_X_ROWS 4
-
-/* matmul_half_avx512.c: float weights against f32 activations. */
-#define AVX512_DECLARE_FLOAT_DOTS(t)                                                    \
-	float avx512_vec_dot_##t(int64_t n, const void *w, const void *x);              \
-	void avx512_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *x, float *out); \
-	void avx512_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
-				     float *out);
-AVX512_DECLARE_FLOAT_DOTS(f32)
-AVX512_DECLARE_FLOAT_DOTS(f16)
-AVX512_DECLARE_FLOAT_DOTS(bf16)
 
 /* matmul_quant_avx512.c: block weights against q8_0 / q8_K activations. */
-#define AVX512_DECLARE_DOT(isa, t)                                                      \
-	float isa##_vec_dot_##t(int64_t n, const void *w, const void *xq);              \
-	void isa##_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
 #define AVX512_DECLARE_DOTS(isa)                                                        \
-	AVX512_DECLARE_DOT(isa, q8_0) AVX512_DECLARE_DOT(isa, q4_0)                     \
-	AVX512_DECLARE_DOT(isa, q4_K) AVX512_DECLARE_DOT(isa, q6_K)
+	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
+	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)
 AVX512_DECLARE_DOTS(avx512)
 AVX512_DECLARE_DOTS(avx512vnni)
 

@@ -12,18 +12,17 @@
 #ifdef HAVE_X86_ROWS
 #include "rows_simd.h"
 #include "attn_simd.h"
-#define ROWS_X86 AVX512_ROW_KERNELS, AVX512_ATTN_KERNELS,
+#include "dot_float_simd.h"
+#define ROWS_X86 AVX512_ROW_KERNELS, AVX512_ATTN_KERNELS, DOT_FLOAT_MATMULS(avx512),
 #else
 #define ROWS_X86
 #endif
 
 /* The 32-element formats pair with q8_0 activations, the 256-element ones
- * with q8_K; f32, f16 and bf16 keep x in f32 (f32 weights: the vec_dot path
- * at small M, the GEMM at large M). AVX512_DOT_ROWS / AVX512_FLOAT_ROWS
- * weight rows a call; the float ones also AVX512_FLOAT_X_ROWS activation
- * rows a call. */
+ * with q8_K, AVX512_DOT_ROWS weight rows a call; f32, f16 and bf16 keep x
+ * in f32 (dot_float_simd.c, in ROWS_X86; f32 weights: the vec_dot path at
+ * small M, the GEMM at large M). */
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
-#define AVX512_MATMUL_TILE(isa, t) DOT_TILE_MATMUL(isa, t, AVX512_FLOAT_ROWS, AVX512_FLOAT_X_ROWS)
 #define AVX512_TABLE(name, dots)                                                            \
 	{                                                                                  \
 		.isa = name,                                                               \
@@ -38,9 +37,6 @@
 		.dequant_row[GLLMK_Q6_K] = avx512_dequant_row_q6_K,                        \
 		.quant_row[GLLMK_Q8_0] = avx512_quant_row_q8_0,                            \
 		.quant_row[GLLMK_Q8_K] = avx512_quant_row_q8_K,                            \
-		.matmul[GLLMK_F32] = AVX512_MATMUL_TILE(avx512, f32),                      \
-		.matmul[GLLMK_F16] = AVX512_MATMUL_TILE(avx512, f16),                      \
-		.matmul[GLLMK_BF16] = AVX512_MATMUL_TILE(avx512, bf16),                    \
 		.matmul[GLLMK_Q8_0] = AVX512_MATMUL(Q8_0, dots, q8_0),                     \
 		.matmul[GLLMK_Q4_0] = AVX512_MATMUL(Q8_0, dots, q4_0),                     \
 		.matmul[GLLMK_Q4_K] = AVX512_MATMUL(Q8_K, dots, q4_K),                     \

@@ -7,6 +7,7 @@
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "neon_kernels.h"
+#include "dot_float_simd.h"
 #include "rows_simd.h"
 #include "attn_simd.h"
 
@@ -21,8 +22,7 @@
 		NEON_ATTN_KERNELS,                                                              \
 		.quant_row[GLLMK_Q8_0] = neon_quant_row_q8_0,                                   \
 		.quant_row[GLLMK_Q8_K] = neon_quant_row_q8_K,                                   \
-		.matmul[GLLMK_F16] = { .vec_dtype = GLLMK_F32, .vec_dot = neon_vec_dot_f16 },   \
-		.matmul[GLLMK_BF16] = { .vec_dtype = GLLMK_F32, .vec_dot = neon_vec_dot_bf16 }, \
+		DOT_FLOAT_MATMULS(neon),                                                        \
 		.matmul[GLLMK_Q8_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q8_0 }, \
 		.matmul[GLLMK_Q4_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q4_0 }, \
 		.matmul[GLLMK_Q4_K] = { .vec_dtype = GLLMK_Q8_K, .vec_dot = dot##_vec_dot_q4_K }, \

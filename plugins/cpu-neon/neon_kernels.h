@@ -20,11 +20,6 @@ void neon_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int
 void neon_quant_row_q8_0(const float *src, void *dst, int64_t n);
 void neon_quant_row_q8_K(const float *src, void *dst, int64_t n);
 
-/* matmul_half_neon.c: f16 and bf16 weight rows against f32 activations,
- * products and sums in f32 (x is never rounded to 16 bits). */
-float neon_vec_dot_f16(int64_t n, const void *w, const void *x);
-float neon_vec_dot_bf16(int64_t n, const void *w, const void *x);
-
 /* matmul_quant_neon.c, per integer-dot flavour: weight rows of q8_0 and
  * q4_0 against q8_0 activations, q4_K and q6_K against q8_K. */
 #define NEON_DECLARE_VEC_DOTS(isa)                                          \

@@ -60,6 +60,12 @@ static DOT_ALWAYS_INLINE void dot_prefetch_rows(const void *w, int64_t stride, i
 		t##_rows(n, w, stride, xq, out, rows);                                              \
 	}
 
+/* What DEFINE_DOT_ENTRIES defines, declared: isa_vec_dot_t and
+ * isa_vec_dot_rows_t. */
+#define DOT_ENTRIES_DECLARE(isa, t)                                                                     \
+	float isa##_vec_dot_##t(int64_t n, const void *w, const void *x);                               \
+	void isa##_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *x, float *out);
+
 /* A kernel table's matmul entry for weight dtype t: activations in vdt,
  * prefix##_vec_dot_##t and prefix##_vec_dot_rows_##t with `rows` rows. */
 #define DOT_ROWS_MATMUL(vdt, prefix, t, rows)                                                       \

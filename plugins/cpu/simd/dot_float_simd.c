@@ -1,0 +1,122 @@
+/* f32, f16 and bf16 weight rows dotted with f32 activation rows, written
+ * once against simd.h's vf_* and compiled once per ISA (AVX2, AVX-512,
+ * NEON; SIMD_FN names them). The weights are widened exactly (vcvtph2ps or
+ * fcvtl for f16, a 16-bit shift for bf16) and every product and sum is
+ * f32: x is never rounded to 16 bits (SPEC/OPERATORS.md, matmul).
+ *
+ * Memory-bound at M = 1: DOT_FLOAT_ROWS weight rows a call, each
+ * prefetched ahead, x's loads shared by them and two accumulators per row
+ * to keep the FMA chains off the critical path. At small M > 1 (f32
+ * weights up to M = 32) the same body takes DOT_FLOAT_X_ROWS activation
+ * rows as well: a register block whose piece of K stays in L1.
+ */
+#include "simd.h"
+#include "dot_float_simd.h"
+
+#if VEC_WIDTH == 16
+#define X_ROWS DOT_FLOAT_X_ROWS_avx512
+#elif defined(__aarch64__)
+#define X_ROWS DOT_FLOAT_X_ROWS_neon
+#else
+#define X_ROWS DOT_FLOAT_X_ROWS_avx2
+#endif
+
+/* Full vectors of element i on, and the first n (< VEC_WIDTH) elements
+ * of the row's tail, which are never read past. */
+static DOT_ALWAYS_INLINE vf load_f32(const void *p, int64_t i)
+{
+	return vf_load((const float *)p + i);
+}
+
+static DOT_ALWAYS_INLINE vf load_f16(const void *p, int64_t i)
+{
+	return vf_load_f16((const uint16_t *)p + i);
+}
+
+static DOT_ALWAYS_INLINE vf load_bf16(const void *p, int64_t i)
+{
+	return vf_load_bf16((const uint16_t *)p + i);
+}
+
+static DOT_ALWAYS_INLINE vf tail_f32(const void *p, int64_t i, int64_t n)
+{
+	return vf_load_n((const float *)p + i, n);
+}
+
+static DOT_ALWAYS_INLINE vf tail_f16(const void *p, int64_t i, int64_t n)
+{
+	return vf_load_f16_n((const uint16_t *)p + i, n);
+}
+
+static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
+{
+	return vf_load_bf16_n((const uint16_t *)p + i, n);
+}
+
+#define FOR_X(c) _Pragma("GCC unroll 8") for (int c = 0; c < xrows; c++)
+
+/* `rows` weight rows (stride bytes apart) against `xrows` activation rows
+ * (xs bytes apart), VEC_WIDTH elements a step, each weight and x vector
+ * loaded once for the whole block; one x row: two accumulators per row,
+ * two steps a loop. The row's last n % VEC_WIDTH elements as one partial
+ * step (zeros in the other lanes). */
+#define DEFINE_FLOAT_DOT(t, esz)                                                                    \
+	static DOT_ALWAYS_INLINE void t##_tile(int64_t n, const void *w, int64_t stride, const void *x,   \
+					       int64_t xs, float *out, const int rows, const int xrows) \
+	{                                                                                           \
+		const int u = xrows == 1 ? 2 : 1;                                                   \
+		vf acc[DOT_FLOAT_ROWS][X_ROWS][2];                                                  \
+		int64_t i = 0;                                                                      \
+                                                                                                    \
+		FOR_ROWS(r)                                                                         \
+			FOR_X(c)                                                                    \
+				acc[r][c][0] = acc[r][c][1] = vf_zero();                            \
+		for (; i + u * VEC_WIDTH <= n; i += u * VEC_WIDTH) {                                \
+			dot_prefetch_rows(w, stride, rows, n * (esz), i * (esz), u * VEC_WIDTH * (esz)); \
+			for (int k = 0; k < u; k++) {                                               \
+				vf xv[X_ROWS];                                                      \
+                                                                                                    \
+				FOR_X(c)                                                            \
+					xv[c] = load_f32(dot_row_at(x, xs, c), i + k * VEC_WIDTH);  \
+				FOR_ROWS(r) {                                                       \
+					const vf wv = load_##t(dot_row_at(w, stride, r), i + k * VEC_WIDTH); \
+                                                                                                    \
+					FOR_X(c)                                                    \
+						acc[r][c][k] = vf_fma(wv, xv[c], acc[r][c][k]);     \
+				}                                                                   \
+			}                                                                           \
+		}                                                                                   \
+		for (; i + VEC_WIDTH <= n; i += VEC_WIDTH)                                          \
+			FOR_ROWS(r) {                                                               \
+				const vf wv = load_##t(dot_row_at(w, stride, r), i);                \
+                                                                                                    \
+				FOR_X(c)                                                            \
+					acc[r][c][1] = vf_fma(wv, load_f32(dot_row_at(x, xs, c), i), acc[r][c][1]); \
+			}                                                                           \
+		if (i < n)                                                                          \
+			FOR_ROWS(r) {                                                               \
+				const vf wv = tail_##t(dot_row_at(w, stride, r), i, n - i);         \
+                                                                                                    \
+				FOR_X(c)                                                            \
+					acc[r][c][1] = vf_fma(wv, tail_f32(dot_row_at(x, xs, c), i, n - i), \
+							      acc[r][c][1]);                        \
+			}                                                                           \
+		FOR_X(c)                                                                            \
+			FOR_ROWS(r)                                                                 \
+				out[c * rows + r] = vf_hsum(vf_add(acc[r][c][0], acc[r][c][1]));    \
+	}                                                                                           \
+	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *w, int64_t stride, const void *x,   \
+					       float *out, const int rows)                              \
+	{                                                                                           \
+		t##_tile(n, w, stride, x, 0, out, rows, 1);                                         \
+	}                                                                                           \
+	void SIMD_FN(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *x, int64_t xs, \
+				       float *out)                                                  \
+	{                                                                                           \
+		t##_tile(n, w, stride, x, xs, out, DOT_FLOAT_ROWS, X_ROWS);                         \
+	}                                                                                           \
+	DEFINE_DOT_ENTRIES(SIMD_FN, t, n * (esz), DOT_FLOAT_ROWS)
+
+DEFINE_FLOAT_DOT(f32, 4)
+DEFINE_FLOAT_DOT(f16, 2)
+DEFINE_FLOAT_DOT(bf16, 2)
