@@ -122,15 +122,36 @@ static ALWAYS_INLINE vf load_kv(int f16, const void *row, int64_t e, int64_t m)
 	return m == VEC_WIDTH ? vf_load((const float *)row + e) : vf_load_n((const float *)row + e, m);
 }
 
-/* Prefetches bytes [from, to) of row (whole cache lines) into L2: the
- * chunk a prefetch is for comes after the whole current one, which is more
- * than L1 holds. */
-static ALWAYS_INLINE void prefetch_span(const void *row, int64_t from, int64_t to)
-{
-	const char *p = (const char *)((uintptr_t)((const char *)row + from) & ~(uintptr_t)63);
+/* The lines still to prefetch of rows pf[0 .. npf), in address order, so
+ * that a kernel can spread them over its steps: a burst of prefetches at
+ * the start of a block stalls on the fill buffers with the block's work
+ * queued behind it, while one or two per step overlap with the work. */
+struct pf_cursor {
+	const void *const *row;         /* the next row */
+	int64_t left, bytes;            /* rows left after the current one, bytes per row */
+	const char *at, *end;           /* the current row's next line, its end */
+};
 
-	for (; p < (const char *)row + to; p += 64)
-		__builtin_prefetch(p, 0, 2);
+static ALWAYS_INLINE void prefetch_lines(struct pf_cursor *c, int64_t lines)
+{
+	for (; lines > 0; lines--) {
+		if (c->at >= c->end) {
+			if (c->left == 0)
+				return;
+			c->at = (const char *)((uintptr_t)*c->row & ~(uintptr_t)63);
+			c->end = (const char *)*c->row + c->bytes;
+			c->row++;
+			c->left--;
+		}
+		__builtin_prefetch(c->at, 0, 2);
+		c->at += 64;
+	}
+}
+
+/* Lines per step to cover the cursor's rows (aligned) in `steps` steps. */
+static ALWAYS_INLINE int64_t lines_per_step(const struct pf_cursor *c, int64_t steps)
+{
+	return steps > 0 ? (c->left * ((c->bytes + 63) / 64) + steps - 1) / steps : 0;
 }
 
 /* One vector step of a scores block: elements e .. e + m of every dot. */
@@ -156,20 +177,26 @@ static ALWAYS_INLINE void scores_block(int f16, int hb, float *s, int64_t ss, co
 				       int64_t npf)
 {
 	const int tb = VEC_WIDTH / hb;
+	const int64_t steps = (d + VEC_WIDTH - 1) / VEC_WIDTH;
+	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = d * (f16 ? 2 : 4) };
+	const int64_t per_step = lines_per_step(&pc, steps);
 	const void *row[VEC_WIDTH];
 	vf acc[VEC_WIDTH];
 	int64_t e = 0;
 
-	for (int64_t t = 0; t < npf; t++)
-		prefetch_span(pf[t], 0, d * (f16 ? 2 : 4));
 	for (int t = 0; t < tb; t++)    /* a short block repeats its last row */
 		row[t] = k[t < nt ? t : nt - 1];
 	for (int i = 0; i < VEC_WIDTH; i++)
 		acc[i] = vf_zero();
-	for (; e + VEC_WIDTH <= d; e += VEC_WIDTH)
+	for (; e + VEC_WIDTH <= d; e += VEC_WIDTH) {
+		prefetch_lines(&pc, per_step);
 		dot_step(f16, hb, acc, q, qs, row, e, VEC_WIDTH);
-	if (e < d)
+	}
+	if (e < d) {
+		prefetch_lines(&pc, per_step);
 		dot_step(f16, hb, acc, q, qs, row, e, d - e);
+	}
+	prefetch_lines(&pc, INT64_MAX);         /* what misalignment left */
 
 	const vf r = sum_lanes(acc);
 
@@ -211,10 +238,9 @@ static ALWAYS_INLINE void scores_heads(int f16, int hb, float *s, int64_t ss, co
 /* acc[h][e0 .. e0 + (nv - 1)·VEC_WIDTH + m) += Σ_t p[h][t]·v_t[..] for hb
  * heads: the tile stays in registers over the n tokens. */
 static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *acc, int64_t as, const float *p,
-				     int64_t ps, const void *const *v, int64_t n, int64_t e0, const void *const *pf,
-				     int64_t npf)
+				     int64_t ps, const void *const *v, int64_t n, int64_t e0, struct pf_cursor *pc,
+				     int64_t per_step)
 {
-	const int64_t es = f16 ? 2 : 4;
 	vf a[4 * ACC_VECS];
 
 	for (int h = 0; h < hb; h++)
@@ -226,11 +252,7 @@ static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *
 	for (int64_t t = 0; t < n; t++) {
 		vf x[ACC_VECS];
 
-		if (t < npf)    /* the same columns of the next chunk's row t */
-			prefetch_span(pf[t], e0 * es, (e0 + (nv - 1) * VEC_WIDTH + m) * es);
-		if (t == n - 1)
-			for (int64_t r = n; r < npf; r++)
-				prefetch_span(pf[r], e0 * es, (e0 + (nv - 1) * VEC_WIDTH + m) * es);
+		prefetch_lines(pc, per_step);
 		for (int j = 0; j < nv; j++)
 			x[j] = load_kv(f16, v[t], e0 + j * VEC_WIDTH, j < nv - 1 ? VEC_WIDTH : m);
 		for (int h = 0; h < hb; h++) {
@@ -251,19 +273,25 @@ static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *
 		}
 }
 
-/* Each tile prefetches its own columns of the next chunk's rows. */
+/* The prefetches of pf[0 .. npf) are spread in address order over the
+ * tiles' token steps. */
 static ALWAYS_INLINE void accum_heads(int f16, int hb, float *acc, int64_t as, const float *p, int64_t ps,
 				      const void *const *v, int64_t n, int64_t dv, const void *const *pf,
 				      int64_t npf)
 {
+	const int64_t tw = ACC_VECS * VEC_WIDTH;
+	const int64_t tiles = dv / tw + dv % tw / VEC_WIDTH + (dv % VEC_WIDTH != 0);
+	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = dv * (f16 ? 2 : 4) };
+	const int64_t per_step = lines_per_step(&pc, tiles * n);
 	int64_t e = 0;
 
-	for (; e + ACC_VECS * VEC_WIDTH <= dv; e += ACC_VECS * VEC_WIDTH)
-		accum_tile(f16, hb, ACC_VECS, VEC_WIDTH, acc, as, p, ps, v, n, e, pf, npf);
+	for (; e + tw <= dv; e += tw)
+		accum_tile(f16, hb, ACC_VECS, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
 	for (; e + VEC_WIDTH <= dv; e += VEC_WIDTH)
-		accum_tile(f16, hb, 1, VEC_WIDTH, acc, as, p, ps, v, n, e, pf, npf);
+		accum_tile(f16, hb, 1, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
 	if (e < dv)
-		accum_tile(f16, hb, 1, dv - e, acc, as, p, ps, v, n, e, pf, npf);
+		accum_tile(f16, hb, 1, dv - e, acc, as, p, ps, v, n, e, &pc, per_step);
+	prefetch_lines(&pc, INT64_MAX);         /* what misalignment left */
 }
 
 /* One pass of a chunk kernel over hb heads: scores (out = s, in = q) or
