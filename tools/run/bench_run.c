@@ -1,0 +1,269 @@
+/* gllmk-run --bench: llama-bench's two tests on gllmk, beside the machine's
+ * limits and (with --peer) llama.cpp on the same file in the same run.
+ *
+ *   pp<P>: one P-token prompt batch from an empty cache (logits of the last
+ *          position only), as llama-bench's pp test.
+ *   tg<G>: G single-token steps from an empty cache, each sampled by argmax
+ *          on the device and fed back, as a decode loop runs.
+ * A warm-up of each comes first; the figures are the median, min and max of
+ * --reps runs. The decode roofline is DRAM read bandwidth (bench_machine.c's
+ * probe, the same gllmk-bench reports) / weight bytes read per token. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench.h"
+#include "peer.h"
+#include "run.h"
+
+#define MAX_REPS 32
+
+struct bench_figs {
+	double pp[MAX_REPS], tg[MAX_REPS];
+	int reps;
+};
+
+int run_default_threads(void)
+{
+	return bench_physical_cores();
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void stats(const double *v, int n, double *med, double *min, double *max)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	*med = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+	*min = s[0];
+	*max = s[n - 1];
+}
+
+/* One prompt batch; returns tokens/s or a negative status. */
+static double time_pp(struct run_state *s, const int32_t *ids, int pp, gllmk_context *ctx, struct run_error *e)
+{
+	double t0 = run_now_ms();
+	gllmk_status st;
+
+	if (run_forward(s, ids, pp, 0, e))
+		return -1;
+	st = gllmk_sync(ctx);
+	if (st) {
+		run_gllmk_error(e, "gllmk_sync", st);
+		return -1;
+	}
+	return pp * 1e3 / (run_now_ms() - t0);
+}
+
+static double time_tg(struct run_state *s, int32_t first, int tg, struct run_error *e)
+{
+	gllmk_sample_params argmax = { .temperature = 0.0f };
+	double t0 = run_now_ms();
+	int32_t id;
+
+	for (int i = 0; i < tg; i++) {
+		if (run_forward(s, i ? NULL : &first, 1, i, e) || run_sample(s, &argmax, 0.0f, &id, e))
+			return -1;
+	}
+	return tg * 1e3 / (run_now_ms() - t0);
+}
+
+static int measure(struct run_state *s, gllmk_context *ctx, const struct run_opts *o, const int32_t *ids,
+		   struct bench_figs *f, struct run_error *e)
+{
+	if (time_pp(s, ids, o->pp, ctx, e) < 0 || time_tg(s, ids[0], 1, e) < 0)
+		return e->status; /* warm-up */
+	f->reps = o->reps;
+	for (int r = 0; r < o->reps; r++) {
+		if ((f->pp[r] = time_pp(s, ids, o->pp, ctx, e)) < 0 || (f->tg[r] = time_tg(s, ids[0], o->tg, e)) < 0)
+			return e->status;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the peer */
+
+struct peer_figs {
+	bool ran;
+	char why[256];
+	struct gllmk_peer_result r;
+};
+
+static void run_peer(const struct run_opts *o, int threads, struct peer_figs *p)
+{
+	struct gllmk_peer *peer;
+
+	memset(p, 0, sizeof(*p));
+	if (!o->peer)
+		return;
+	if (!o->quiet)
+		fprintf(stderr, "gllmk-run: running %s on the same file...\n", o->peer);
+	peer = gllmk_peer_open(o->peer, NULL, p->why, sizeof(p->why));
+	if (!peer)
+		return;
+	p->ran = gllmk_peer_bench(peer, o->model, threads, o->pp, o->tg, o->reps, &p->r, p->why, sizeof(p->why)) == 0;
+	gllmk_peer_close(peer);
+}
+
+/* ------------------------------------------------------------ output */
+
+struct bench_report {
+	const struct run_model *m;
+	const char *plugin;
+	int threads;
+	const struct run_opts *o;
+	struct bench_limits lim;
+	double pp_med, pp_min, pp_max, tg_med, tg_min, tg_max;
+	struct peer_figs peer;
+	double peer_pp_med, peer_pp_min, peer_pp_max, peer_tg_med, peer_tg_min, peer_tg_max;
+};
+
+static double roofline(const struct bench_report *b)
+{
+	return b->lim.dram * 1e9 / (double)b->m->weight_bytes_per_token;
+}
+
+static void print_table(const struct bench_report *b)
+{
+	const struct run_opts *o = b->o;
+	double roof = roofline(b);
+
+	printf("gllmk-run --bench: %s (%s, %.1f MiB of weights per token), plugin %s, %d threads, %d reps\n", o->model,
+	       b->m->arch_name, (double)b->m->weight_bytes_per_token / (1 << 20), b->plugin, b->threads, o->reps);
+	printf("machine: %s; DRAM read %.1f GB/s (%d threads), FMA peak %.0f GFLOP/s\n", b->lim.cpu, b->lim.dram,
+	       b->lim.threads, b->lim.peak);
+	printf("%-8s %28s %28s %7s  %s\n", "test", "gllmk t/s (min-max)", b->peer.ran ? "llama.cpp t/s (min-max)" : "",
+	       b->peer.ran ? "ratio" : "", "limit");
+	printf("%-8s %10.2f (%7.2f-%7.2f)", "pp", b->pp_med, b->pp_min, b->pp_max);
+	if (b->peer.ran)
+		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_pp_med, b->peer_pp_min, b->peer_pp_max,
+		       b->pp_med / b->peer_pp_med);
+	printf("  %.1f GFLOP/s of matmul\n", b->pp_med * b->m->matmul_flops_per_token / 1e9);
+	printf("%-8s %10.2f (%7.2f-%7.2f)", "tg", b->tg_med, b->tg_min, b->tg_max);
+	if (b->peer.ran)
+		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_tg_med, b->peer_tg_min, b->peer_tg_max,
+		       b->tg_med / b->peer_tg_med);
+	printf("  roofline %.2f t/s: %.0f%%\n", roof, 100.0 * b->tg_med / roof);
+	printf("(pp = %d-token prompt, tg = %d decode steps)\n", o->pp, o->tg);
+	if (o->peer && !b->peer.ran)
+		printf("peer: %s\n", b->peer.why);
+}
+
+static void json_num(const char *key, double v, bool *first)
+{
+	json_key(stdout, first, key);
+	if (isfinite(v))
+		printf("%.4f", v);
+	else
+		fputs("null", stdout);
+}
+
+static void print_peer_json(const struct bench_report *b, bool *first)
+{
+	bool f = true;
+
+	json_key(stdout, first, "peer");
+	if (!b->peer.ran) {
+		fputs("null", stdout);
+		if (b->o->peer)
+			json_key(stdout, first, "peer_error"), json_str(stdout, b->peer.why, strlen(b->peer.why));
+		return;
+	}
+	fputc('{', stdout);
+	json_key(stdout, &f, "name"), json_str(stdout, b->peer.r.name, strlen(b->peer.r.name));
+	json_key(stdout, &f, "version"), json_str(stdout, b->peer.r.version, strlen(b->peer.r.version));
+	json_num("pp_tokens_per_s", b->peer_pp_med, &f), json_num("pp_min", b->peer_pp_min, &f);
+	json_num("pp_max", b->peer_pp_max, &f), json_num("tg_tokens_per_s", b->peer_tg_med, &f);
+	json_num("tg_min", b->peer_tg_min, &f), json_num("tg_max", b->peer_tg_max, &f);
+	json_num("pp_ratio", b->pp_med / b->peer_pp_med, &f), json_num("tg_ratio", b->tg_med / b->peer_tg_med, &f);
+	fputc('}', stdout);
+}
+
+static void print_json(const struct bench_report *b)
+{
+	const struct run_opts *o = b->o;
+	bool first = true;
+
+	fputc('{', stdout);
+	json_key(stdout, &first, "model"), json_str(stdout, o->model, strlen(o->model));
+	json_key(stdout, &first, "arch"), json_str(stdout, b->m->arch_name, strlen(b->m->arch_name));
+	json_key(stdout, &first, "plugin"), json_str(stdout, b->plugin, strlen(b->plugin));
+	json_key(stdout, &first, "threads"), printf("%d", b->threads);
+	json_key(stdout, &first, "reps"), printf("%d", o->reps);
+	json_key(stdout, &first, "pp_tokens"), printf("%d", o->pp);
+	json_key(stdout, &first, "tg_tokens"), printf("%d", o->tg);
+	json_num("pp_tokens_per_s", b->pp_med, &first), json_num("pp_min", b->pp_min, &first);
+	json_num("pp_max", b->pp_max, &first), json_num("tg_tokens_per_s", b->tg_med, &first);
+	json_num("tg_min", b->tg_min, &first), json_num("tg_max", b->tg_max, &first);
+	json_key(stdout, &first, "weight_bytes_per_token"), printf("%llu", (unsigned long long)b->m->weight_bytes_per_token);
+	json_num("dram_gbps", b->lim.dram, &first);
+	json_num("roofline_tg_tokens_per_s", roofline(b), &first);
+	json_num("pp_gflops", b->pp_med * b->m->matmul_flops_per_token / 1e9, &first);
+	json_num("fma_peak_gflops", b->lim.peak, &first);
+	print_peer_json(b, &first);
+	fputs("}\n", stdout);
+}
+
+/* ------------------------------------------------------------ the run */
+
+static void summarize(struct bench_report *b, const struct bench_figs *f)
+{
+	stats(f->pp, f->reps, &b->pp_med, &b->pp_min, &b->pp_max);
+	stats(f->tg, f->reps, &b->tg_med, &b->tg_min, &b->tg_max);
+	b->peer_pp_med = b->peer_tg_med = NAN;
+	if (!b->peer.ran)
+		return;
+	stats(b->peer.r.pp_tokens_per_s, b->peer.r.reps, &b->peer_pp_med, &b->peer_pp_min, &b->peer_pp_max);
+	stats(b->peer.r.tg_tokens_per_s, b->peer.r.reps, &b->peer_tg_med, &b->peer_tg_min, &b->peer_tg_max);
+}
+
+static int32_t *random_ids(int n, int64_t n_vocab)
+{
+	int32_t *ids = malloc(sizeof(*ids) * (size_t)n);
+	uint64_t x = 0x853c49e6748fea9bull;
+
+	for (int i = 0; ids && i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		ids[i] = (int32_t)((x >> 33) % (uint64_t)n_vocab);
+	}
+	return ids;
+}
+
+int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_opts *o, struct run_error *e)
+{
+	struct bench_report b = { .m = m, .plugin = gllmk_context_plugin(ctx), .o = o };
+	struct bench_figs f = { 0 };
+	struct run_state *s = NULL;
+	int32_t *ids = random_ids(o->pp, m->hp.n_vocab);
+	int r;
+
+	b.threads = o->threads ? o->threads : run_default_threads();
+	if (!ids)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = o->pp + o->tg, .n_batch = o->pp }, &s, e);
+	if (!r && !o->quiet)
+		fprintf(stderr, "gllmk-run: pp%d and tg%d on %s, %d reps...\n", o->pp, o->tg, b.plugin, o->reps);
+	if (!r)
+		r = measure(s, ctx, o, ids, &f, e);
+	run_state_free(s);
+	free(ids);
+	if (r)
+		return r;
+	/* After gllmk's runs, so neither disturbs the other's caches or threads. */
+	if (bench_measure_limits(&b.lim, b.threads, false))
+		return run_fail(e, RUN_E_GLLMK, "out of memory for the DRAM probe");
+	run_peer(o, b.threads, &b.peer);
+	summarize(&b, &f);
+	if (o->json)
+		print_json(&b);
+	else
+		print_table(&b);
+	return 0;
+}

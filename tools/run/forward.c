@@ -1,0 +1,308 @@
+/* gllmk-run: the forward pass of SPEC/RUN.md, written with gllmk operators
+ * only. Activations, the f16 KV cache, the logits and the sampled id live in
+ * the context's buffers; per step the host writes the positions (and the
+ * prompt's ids) and reads back one id. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Activations of one batch, each a region of one buffer. */
+enum act_slot { A_X, A_H, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_LOGITS, A_IDS, A_POS, A_NEXT, A_COUNT };
+
+struct run_state {
+	const struct run_model *m;
+	gllmk_context *ctx;
+	struct run_state_opts o;
+	gllmk_buffer *act;
+	uint64_t off[A_COUNT];
+	gllmk_buffer **kcache, **vcache; /* per layer: f16 [n_ctx, n_head_kv, head_dim(_v)] */
+	int64_t last_rows;               /* logits rows of the last forward */
+	int32_t *pos_host;               /* n_batch positions, written per call */
+};
+
+/* Every gllmk call of the pass goes through here: its status becomes the
+ * run's error, naming the call and the layer. */
+static int call(struct run_error *e, const char *what, int64_t layer, gllmk_status st)
+{
+	char where[96];
+
+	if (st == GLLMK_OK)
+		return 0;
+	if (layer >= 0)
+		snprintf(where, sizeof(where), "%s (layer %lld)", what, (long long)layer);
+	else
+		snprintf(where, sizeof(where), "%s", what);
+	return run_gllmk_error(e, where, st);
+}
+
+static gllmk_tensor act2(const struct run_state *s, enum act_slot a, int64_t row0, int64_t rows, int64_t cols)
+{
+	int64_t shape[2] = { rows, cols };
+
+	return gllmk_tensor_make(s->act, s->off[a] + (uint64_t)(row0 * cols) * 4, GLLMK_F32, 2, shape);
+}
+
+static gllmk_tensor act3(const struct run_state *s, enum act_slot a, int64_t t, int64_t h, int64_t d)
+{
+	int64_t shape[3] = { t, h, d };
+
+	return gllmk_tensor_make(s->act, s->off[a], GLLMK_F32, 3, shape);
+}
+
+static gllmk_tensor ints(const struct run_state *s, enum act_slot a, int64_t n)
+{
+	return gllmk_tensor_make(s->act, s->off[a], GLLMK_I32, 1, &n);
+}
+
+/* Lays the activations out in one buffer, each region 256-byte aligned. */
+static uint64_t layout(struct run_state *s)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	int64_t B = s->o.n_batch, R = s->o.all_logits ? B : 1;
+	int64_t floats[A_COUNT] = {
+		[A_X] = B * hp->n_embd, [A_H] = B * hp->n_embd,
+		[A_Q] = B * hp->n_head * hp->head_dim, [A_K] = B * hp->n_head_kv * hp->head_dim,
+		[A_V] = B * hp->n_head_kv * hp->head_dim_v, [A_ATT] = B * hp->n_head * hp->head_dim_v,
+		[A_GATE] = B * hp->n_ff, [A_UP] = B * hp->n_ff, [A_LOGITS] = R * hp->n_vocab,
+		[A_IDS] = B, [A_POS] = B, [A_NEXT] = 1,
+	};
+	uint64_t at = 0;
+
+	for (int a = 0; a < A_COUNT; a++) {
+		s->off[a] = at;
+		at += ((uint64_t)floats[a] * 4 + 255) & ~(uint64_t)255;
+	}
+	return at;
+}
+
+static int alloc_cache(struct run_state *s, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	uint64_t kb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim) * 2;
+	uint64_t vb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim_v) * 2;
+
+	s->kcache = calloc((size_t)hp->n_layer, sizeof(*s->kcache));
+	s->vcache = calloc((size_t)hp->n_layer, sizeof(*s->vcache));
+	if (!s->kcache || !s->vcache)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	for (int64_t il = 0; il < hp->n_layer; il++) {
+		if (call(e, "gllmk_buffer_alloc (K cache)", il, gllmk_buffer_alloc(s->ctx, kb, &s->kcache[il])) ||
+		    call(e, "gllmk_buffer_alloc (V cache)", il, gllmk_buffer_alloc(s->ctx, vb, &s->vcache[il])))
+			return e->status;
+	}
+	return 0;
+}
+
+int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct run_state_opts *o,
+		  struct run_state **out, struct run_error *e)
+{
+	struct run_state *s = calloc(1, sizeof(*s));
+
+	*out = s;
+	if (!s)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	s->m = m;
+	s->ctx = ctx;
+	s->o = *o;
+	if (o->n_ctx < 1 || o->n_batch < 1 || o->n_ctx > INT32_MAX)
+		return run_fail(e, RUN_E_BAD_INPUT, "context %lld and batch %lld must be at least 1", (long long)o->n_ctx,
+				(long long)o->n_batch);
+	s->pos_host = malloc((size_t)o->n_batch * sizeof(*s->pos_host));
+	if (!s->pos_host)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	if (call(e, "gllmk_buffer_alloc (activations)", -1, gllmk_buffer_alloc(ctx, layout(s), &s->act)))
+		return e->status;
+	return alloc_cache(s, e);
+}
+
+void run_state_free(struct run_state *s)
+{
+	if (!s)
+		return;
+	for (int64_t il = 0; s->kcache && il < s->m->hp.n_layer; il++) {
+		gllmk_buffer_free(s->kcache[il]);
+		gllmk_buffer_free(s->vcache[il]);
+	}
+	gllmk_buffer_free(s->act);
+	free(s->kcache);
+	free(s->vcache);
+	free(s->pos_host);
+	free(s);
+}
+
+/* ------------------------------------------------------------ one layer */
+
+/* q, k, v = h·W (+b); qwen3 normalizes each head of q and k. */
+static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_tensor h = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_tensor q = act2(s, A_Q, 0, T, hp->n_head * hp->head_dim);
+	gllmk_tensor k = act2(s, A_K, 0, T, hp->n_head_kv * hp->head_dim);
+	gllmk_tensor v = act2(s, A_V, 0, T, hp->n_head_kv * hp->head_dim_v);
+	const gllmk_tensor *bq = s->m->has_bias ? &l->bq : NULL, *bk = s->m->has_bias ? &l->bk : NULL;
+	const gllmk_tensor *bv = s->m->has_bias ? &l->bv : NULL;
+
+	if (call(e, "gllmk_matmul (q)", il, gllmk_matmul(c, &q, &h, &l->wq, bq)) ||
+	    call(e, "gllmk_matmul (k)", il, gllmk_matmul(c, &k, &h, &l->wk, bk)) ||
+	    call(e, "gllmk_matmul (v)", il, gllmk_matmul(c, &v, &h, &l->wv, bv)))
+		return e->status;
+	if (!s->m->has_qk_norm)
+		return 0;
+	q = act2(s, A_Q, 0, T * hp->n_head, hp->head_dim);
+	k = act2(s, A_K, 0, T * hp->n_head_kv, hp->head_dim);
+	if (call(e, "gllmk_rms_norm (q per head)", il, gllmk_rms_norm(c, &q, &q, &l->q_norm, hp->eps)) ||
+	    call(e, "gllmk_rms_norm (k per head)", il, gllmk_rms_norm(c, &k, &k, &l->k_norm, hp->eps)))
+		return e->status;
+	return 0;
+}
+
+/* Rotates q and k, appends k and v to the f16 cache at rows pos..pos+T-1. */
+static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_rope_params rp = { .mode = hp->rope_mode, .n_rot = (int32_t)hp->n_rot, .theta_base = hp->rope_base,
+				 .freq_scale = hp->freq_scale };
+	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
+	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
+	gllmk_tensor p = ints(s, A_POS, T);
+	int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
+	int64_t ks[2] = { T, kw }, vs[2] = { T, vw };
+	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 2, ks);
+	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 2, vs);
+	gllmk_tensor k2 = act2(s, A_K, 0, T, kw), v2 = act2(s, A_V, 0, T, vw);
+
+	if (call(e, "gllmk_rope (q)", il, gllmk_rope(c, &q, &q, &p, &rp)) ||
+	    call(e, "gllmk_rope (k)", il, gllmk_rope(c, &k, &k, &p, &rp)) ||
+	    call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kc, &k2)) ||
+	    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vc, &v2)))
+		return e->status;
+	return 0;
+}
+
+/* x += attention(q, K, V)·Woᵀ */
+static int attend(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, int64_t pos,
+		  struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	int64_t ks[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim }, vs[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim_v };
+	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], 0, GLLMK_F16, 3, ks);
+	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], 0, GLLMK_F16, 3, vs);
+	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
+	gllmk_tensor att = act3(s, A_ATT, T, hp->n_head, hp->head_dim_v);
+	gllmk_tensor att2 = act2(s, A_ATT, 0, T, hp->n_head * hp->head_dim_v);
+	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), o = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_attention_params ap = { .causal = 1, .kv_len = (int32_t)(pos + T) };
+
+	if (call(e, "gllmk_attention", il, gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)) ||
+	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)) ||
+	    call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o)))
+		return e->status;
+	return 0;
+}
+
+/* x += (silu(h·Wgateᵀ) · h·Wupᵀ)·Wdownᵀ, h = rms_norm(x) */
+static int ffn(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_tensor g = act2(s, A_GATE, 0, T, hp->n_ff), u = act2(s, A_UP, 0, T, hp->n_ff);
+
+	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (ffn_gate)", il, gllmk_matmul(c, &g, &h, &l->w_gate, NULL)) ||
+	    call(e, "gllmk_matmul (ffn_up)", il, gllmk_matmul(c, &u, &h, &l->w_up, NULL)) ||
+	    call(e, "gllmk_swiglu", il, gllmk_swiglu(c, &g, &g, &u)) ||
+	    call(e, "gllmk_matmul (ffn_down)", il, gllmk_matmul(c, &h, &g, &l->w_down, NULL)) ||
+	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
+		return e->status;
+	return 0;
+}
+
+static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
+{
+	const struct run_layer *l = &s->m->layers[il];
+	gllmk_tensor x = act2(s, A_X, 0, T, s->m->hp.n_embd), h = act2(s, A_H, 0, T, s->m->hp.n_embd);
+
+	if (call(e, "gllmk_rms_norm (attn_norm)", il, gllmk_rms_norm(s->ctx, &h, &x, &l->attn_norm, s->m->hp.eps)))
+		return e->status;
+	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, pos, e) || attend(s, l, il, T, pos, e) ||
+			       ffn(s, l, il, T, e)
+		       ? e->status
+		       : 0;
+}
+
+/* ------------------------------------------------------------ the pass */
+
+/* Token ids into A_IDS: from the host, or the last sampled id (on the device). */
+static int feed_ids(struct run_state *s, const int32_t *ids, int64_t T, struct run_error *e)
+{
+	if (ids)
+		return call(e, "gllmk_buffer_write (token ids)", -1,
+			    gllmk_buffer_write(s->act, s->off[A_IDS], ids, (uint64_t)T * 4));
+	return call(e, "gllmk_buffer_copy (sampled id)", -1,
+		    gllmk_buffer_copy(s->act, s->off[A_IDS], s->act, s->off[A_NEXT], 4));
+}
+
+static int logits(struct run_state *s, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	int64_t R = s->o.all_logits ? T : 1;
+	gllmk_tensor x = act2(s, A_X, T - R, R, hp->n_embd), h = act2(s, A_H, 0, R, hp->n_embd);
+	gllmk_tensor y = act2(s, A_LOGITS, 0, R, hp->n_vocab);
+
+	s->last_rows = R;
+	if (call(e, "gllmk_rms_norm (output_norm)", -1, gllmk_rms_norm(s->ctx, &h, &x, &s->m->output_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (output)", -1, gllmk_matmul(s->ctx, &y, &h, &s->m->output, NULL)))
+		return e->status;
+	return 0;
+}
+
+int run_forward(struct run_state *s, const int32_t *ids, int64_t T, int64_t pos, struct run_error *e)
+{
+	gllmk_tensor x = act2(s, A_X, 0, T, s->m->hp.n_embd), idv = ints(s, A_IDS, T);
+
+	if (T < 1 || T > s->o.n_batch || (!ids && T != 1))
+		return run_fail(e, RUN_E_BAD_INPUT, "forward: %lld tokens (batch %lld)", (long long)T,
+				(long long)s->o.n_batch);
+	if (pos < 0 || pos + T > s->o.n_ctx)
+		return run_fail(e, RUN_E_BAD_INPUT, "forward: positions %lld..%lld do not fit the context of %lld tokens",
+				(long long)pos, (long long)(pos + T - 1), (long long)s->o.n_ctx);
+	for (int64_t i = 0; i < T; i++)
+		s->pos_host[i] = (int32_t)(pos + i);
+	if (feed_ids(s, ids, T, e) ||
+	    call(e, "gllmk_buffer_write (positions)", -1,
+		 gllmk_buffer_write(s->act, s->off[A_POS], s->pos_host, (uint64_t)T * 4)) ||
+	    call(e, "gllmk_get_rows (token_embd)", -1, gllmk_get_rows(s->ctx, &x, &s->m->tok_embd, &idv)))
+		return e->status;
+	for (int64_t il = 0; il < s->m->hp.n_layer; il++)
+		if (layer(s, il, T, pos, e))
+			return e->status;
+	return logits(s, T, e);
+}
+
+int run_sample(struct run_state *s, const gllmk_sample_params *p, float uniform, int32_t *id, struct run_error *e)
+{
+	int64_t V = s->m->hp.n_vocab;
+	gllmk_tensor last = act2(s, A_LOGITS, s->last_rows - 1, 1, V), next = ints(s, A_NEXT, 1);
+	gllmk_status st = p->temperature > 0.0f ? gllmk_sample(s->ctx, &next, &last, &uniform, p)
+						: gllmk_argmax(s->ctx, &next, &last);
+
+	if (call(e, p->temperature > 0.0f ? "gllmk_sample" : "gllmk_argmax", -1, st))
+		return e->status;
+	return call(e, "gllmk_buffer_read (sampled id)", -1, gllmk_buffer_read(s->act, s->off[A_NEXT], id, 4));
+}
+
+int run_read_logits(struct run_state *s, float *dst, int64_t rows, struct run_error *e)
+{
+	if (rows != s->last_rows)
+		return run_fail(e, RUN_E_BAD_INPUT, "logits: %lld rows asked, the last pass kept %lld", (long long)rows,
+				(long long)s->last_rows);
+	return call(e, "gllmk_buffer_read (logits)", -1,
+		    gllmk_buffer_read(s->act, s->off[A_LOGITS], dst, (uint64_t)(rows * s->m->hp.n_vocab) * 4));
+}

@@ -1,0 +1,455 @@
+/* gllmk-run: from a checked GGUF file to a model whose weights are gllmk
+ * views. Everything about the file is decided in model_describe (no context
+ * needed, so --info and bad files never open a plugin); model_bind only moves
+ * bytes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+
+int run_fail(struct run_error *e, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	e->status = status;
+	return status;
+}
+
+int run_gllmk_error(struct run_error *e, const char *what, gllmk_status st)
+{
+	return run_fail(e, RUN_E_GLLMK, "%s: %s (%s)", what, gllmk_status_string(st), gllmk_last_error());
+}
+
+/* ------------------------------------------------------------ metadata */
+
+struct arch_info {
+	const char *name;
+	enum run_arch arch;
+	int32_t rope_mode;
+	bool qkv_bias, qk_norm;
+};
+
+static const struct arch_info ARCHES[] = {
+	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false },
+	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false },
+	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true },
+};
+
+/* "<arch>.<suffix>" into buf. */
+static const char *akey(char *buf, size_t n, const struct run_model *m, const char *suffix)
+{
+	snprintf(buf, n, "%s.%s", m->arch_name, suffix);
+	return buf;
+}
+
+/* A positive integer hyper-parameter; def < 0: required. */
+static int hp_int(const struct run_model *m, const char *suffix, int64_t def, int64_t *out, struct run_error *e)
+{
+	char key[128];
+	uint32_t v;
+	int r = gguf_get_u32(m->gguf, akey(key, sizeof(key), m, suffix), &v, e->msg, sizeof(e->msg));
+
+	if (r < 0)
+		return e->status = RUN_E_BAD_INPUT;
+	if (r > 0) {
+		if (def < 0)
+			return run_fail(e, RUN_E_BAD_INPUT, "metadata: required key '%s' is missing", key);
+		*out = def;
+		return 0;
+	}
+	if (v == 0 || v > (1u << 30))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: '%s' = %u is outside 1..2^30", key, v);
+	*out = v;
+	return 0;
+}
+
+static int hp_float(const struct run_model *m, const char *suffix, float def, float *out, struct run_error *e)
+{
+	char key[128];
+	int r = gguf_get_f32(m->gguf, akey(key, sizeof(key), m, suffix), out, e->msg, sizeof(e->msg));
+
+	if (r < 0)
+		return e->status = RUN_E_BAD_INPUT;
+	if (r > 0)
+		*out = def;
+	return 0;
+}
+
+/* Linear scaling is a frequency scale; anything else needs ABI 1.1's rope_ext. */
+static int read_rope_scaling(struct run_model *m, struct run_error *e)
+{
+	char key[128];
+	struct gguf_str type;
+	float factor = 1.0f;
+	int r = gguf_get_str(m->gguf, akey(key, sizeof(key), m, "rope.scaling.type"), &type, e->msg, sizeof(e->msg));
+
+	m->hp.freq_scale = 1.0f;
+	if (r < 0)
+		return e->status = RUN_E_BAD_INPUT;
+	if (hp_float(m, "rope.scaling.factor", 1.0f, &factor, e))
+		return e->status;
+	if (r > 0 || gguf_str_eq(type, "none")) {
+		/* Older files give only the factor, meaning linear. */
+		if (r > 0 && factor > 0.0f && factor != 1.0f)
+			m->hp.freq_scale = 1.0f / factor;
+		return 0;
+	}
+	if (!gguf_str_eq(type, "linear"))
+		return run_fail(e, RUN_E_UNSUPPORTED,
+				"'%s' = '%.*s': only linear rope scaling runs on gllmk's rope (YaRN and others need rope_ext, ABI 1.1)",
+				key, (int)(type.len > 32 ? 32 : type.len), type.ptr);
+	if (!(factor > 0.0f))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.scaling.factor %g is not positive", factor);
+	m->hp.freq_scale = 1.0f / factor;
+	return 0;
+}
+
+static int read_arch(struct run_model *m, struct run_error *e)
+{
+	struct gguf_str name;
+	int r = gguf_get_str(m->gguf, "general.architecture", &name, e->msg, sizeof(e->msg));
+
+	if (r < 0)
+		return e->status = RUN_E_BAD_INPUT;
+	if (r > 0)
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: required key 'general.architecture' is missing");
+	for (size_t i = 0; i < sizeof(ARCHES) / sizeof(ARCHES[0]); i++) {
+		if (gguf_str_eq(name, ARCHES[i].name)) {
+			m->arch_name = ARCHES[i].name;
+			m->arch = ARCHES[i].arch;
+			m->hp.rope_mode = ARCHES[i].rope_mode;
+			m->has_bias = ARCHES[i].qkv_bias;
+			m->has_qk_norm = ARCHES[i].qk_norm;
+			return 0;
+		}
+	}
+	return run_fail(e, RUN_E_UNSUPPORTED,
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3)",
+			(int)(name.len > 64 ? 64 : name.len), name.ptr);
+}
+
+static int read_hparams(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+
+	if (read_arch(m, e) || hp_int(m, "block_count", -1, &hp->n_layer, e) ||
+	    hp_int(m, "embedding_length", -1, &hp->n_embd, e) || hp_int(m, "feed_forward_length", -1, &hp->n_ff, e) ||
+	    hp_int(m, "attention.head_count", -1, &hp->n_head, e) ||
+	    hp_int(m, "attention.head_count_kv", hp->n_head, &hp->n_head_kv, e))
+		return e->status;
+	/* Without key_length the head size is embedding / heads; the tensor
+	 * shapes then check that it divides. */
+	if (hp_int(m, "attention.key_length", hp->n_embd / hp->n_head ? hp->n_embd / hp->n_head : 1, &hp->head_dim, e) ||
+	    hp_int(m, "attention.value_length", hp->head_dim, &hp->head_dim_v, e) ||
+	    hp_int(m, "rope.dimension_count", hp->head_dim, &hp->n_rot, e) ||
+	    hp_int(m, "context_length", 2048, &hp->n_ctx_train, e) ||
+	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
+	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
+		return e->status;
+	if (hp->n_head % hp->n_head_kv)
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",
+				(long long)hp->n_head, (long long)hp->n_head_kv);
+	if (hp->n_rot % 2 || hp->n_rot > hp->head_dim)
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.dimension_count %lld must be even and <= the head size %lld",
+				(long long)hp->n_rot, (long long)hp->head_dim);
+	if (!(hp->eps >= 0.0f && hp->eps < 1.0f) || !(hp->rope_base > 0.0f))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: epsilon %g or rope.freq_base %g out of range",
+				hp->eps, hp->rope_base);
+	if (gguf_find_tensor(m->gguf, "rope_freqs.weight"))
+		return run_fail(e, RUN_E_UNSUPPORTED,
+				"tensor 'rope_freqs.weight': rope frequency factors (Llama 3.1+) need rope_ext, ABI 1.1");
+	return 0;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+enum tensor_use { USE_MATRIX, USE_VECTOR };
+
+static int add_binding(struct run_model *m, gllmk_tensor *view, const struct gguf_tensor *t, bool to_f32)
+{
+	struct run_binding *b = realloc(m->binds, (m->n_binds + 1) * sizeof(*b));
+
+	if (!b)
+		return -1;
+	m->binds = b;
+	b[m->n_binds++] = (struct run_binding){ .view = view, .t = t, .to_f32 = to_f32 };
+	return 0;
+}
+
+static int check_type(const struct gguf_tensor *t, enum tensor_use use, struct run_error *e)
+{
+	const char *name = gllmk_dtype_name((gllmk_dtype)t->type);
+	const char *ggml = gguf_ggml_type_name(t->type);
+	int n = (int)(t->name.len > 96 ? 96 : t->name.len);
+
+	if (!name || t->type == GLLMK_I32)
+		return run_fail(e, RUN_E_UNSUPPORTED, "tensor '%.*s': type %s (%u) is not a gllmk weight dtype", n,
+				t->name.ptr, ggml ? ggml : "unknown", t->type);
+	if (use == USE_VECTOR && t->type != GLLMK_F32 && t->type != GLLMK_F16 && t->type != GLLMK_BF16)
+		return run_fail(e, RUN_E_UNSUPPORTED, "tensor '%.*s': a norm or bias in %s; gllmk-run takes f32, f16 or bf16",
+				n, t->name.ptr, name);
+	return 0;
+}
+
+static int check_shape(const struct gguf_tensor *t, int64_t rows, int64_t cols, struct run_error *e)
+{
+	/* ggml order: ne[0] is the row length. A vector is rows == 0. */
+	int64_t want[GGUF_MAX_DIMS] = { cols, rows ? rows : 1, 1, 1 };
+	int64_t got[GGUF_MAX_DIMS];
+
+	for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++)
+		got[d] = d < t->n_dims ? t->ne[d] : 1;
+	if (!memcmp(want, got, sizeof(want)))
+		return 0;
+	return run_fail(e, RUN_E_BAD_INPUT,
+			"tensor '%.*s': shape [%lld, %lld, %lld, %lld] (ggml order) does not fit the architecture, which needs [%lld, %lld]",
+			(int)(t->name.len > 96 ? 96 : t->name.len), t->name.ptr, (long long)got[0], (long long)got[1],
+			(long long)got[2], (long long)got[3], (long long)cols, (long long)(rows ? rows : 1));
+}
+
+/* Finds, checks and registers one tensor. rows == 0: a vector of cols. */
+static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name, int64_t rows, int64_t cols,
+		       bool optional, struct run_error *e)
+{
+	const struct gguf_tensor *t = gguf_find_tensor(m->gguf, name);
+	enum tensor_use use = rows ? USE_MATRIX : USE_VECTOR;
+
+	memset(view, 0, sizeof(*view));
+	if (!t)
+		return optional ? 0 : run_fail(e, RUN_E_BAD_INPUT, "tensor '%s' is missing (architecture %s)", name,
+					       m->arch_name);
+	if (check_type(t, use, e) || check_shape(t, rows, cols, e))
+		return e->status;
+	if (use == USE_MATRIX) {
+		m->weight_bytes_per_token += t->nbytes;
+		m->matmul_flops_per_token += 2.0 * (double)rows * (double)cols;
+	} else {
+		m->weight_bytes_per_token += t->nbytes;
+	}
+	if (add_binding(m, view, t, use == USE_VECTOR && t->type != GLLMK_F32))
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	return 0;
+}
+
+static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
+{
+	const struct run_hparams *hp = &m->hp;
+	struct run_layer *l = &m->layers[il];
+	int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
+	int64_t vv = hp->n_head_kv * hp->head_dim_v, o = hp->n_head * hp->head_dim_v;
+	char n[14][64];
+	const char *parts[14] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+				  "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",
+				  "ffn_down.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
+				  "attn_q_norm.weight", "attn_k_norm.weight" };
+
+	for (int i = 0; i < 14; i++)
+		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	if (bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->wq, n[1], q, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->wk, n[2], kv, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->wv, n[3], vv, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->wo, n[4], hp->n_embd, o, false, e) ||
+	    bind_tensor(m, &l->ffn_norm, n[5], 0, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->w_gate, n[6], hp->n_ff, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->w_up, n[7], hp->n_ff, hp->n_embd, false, e) ||
+	    bind_tensor(m, &l->w_down, n[8], hp->n_embd, hp->n_ff, false, e))
+		return e->status;
+	if (m->has_bias && (bind_tensor(m, &l->bq, n[9], 0, q, false, e) || bind_tensor(m, &l->bk, n[10], 0, kv, false, e) ||
+			    bind_tensor(m, &l->bv, n[11], 0, vv, false, e)))
+		return e->status;
+	if (m->has_qk_norm && (bind_tensor(m, &l->q_norm, n[12], 0, hp->head_dim, false, e) ||
+			       bind_tensor(m, &l->k_norm, n[13], 0, hp->head_dim, false, e)))
+		return e->status;
+	return 0;
+}
+
+/* Tied embeddings: the output matrix is token_embd's view (bound later). */
+static int bind_output(struct run_model *m, struct run_error *e)
+{
+	const struct run_hparams *hp = &m->hp;
+	const struct gguf_tensor *emb;
+
+	if (bind_tensor(m, &m->output_norm, "output_norm.weight", 0, hp->n_embd, false, e) ||
+	    bind_tensor(m, &m->output, "output.weight", hp->n_vocab, hp->n_embd, true, e))
+		return e->status;
+	if (gguf_find_tensor(m->gguf, "output.weight"))
+		return 0;
+	emb = gguf_find_tensor(m->gguf, "token_embd.weight");
+	m->weight_bytes_per_token += emb->nbytes;
+	m->matmul_flops_per_token += 2.0 * (double)hp->n_vocab * (double)hp->n_embd;
+	m->tied = true;
+	return 0;
+}
+
+static int bind_all(struct run_model *m, struct run_error *e)
+{
+	const struct gguf_tensor *emb = gguf_find_tensor(m->gguf, "token_embd.weight");
+
+	if (!emb)
+		return run_fail(e, RUN_E_BAD_INPUT, "tensor 'token_embd.weight' is missing (architecture %s)", m->arch_name);
+	if (emb->n_dims != 2 || emb->ne[1] < 1 || emb->ne[1] > INT32_MAX)
+		return run_fail(e, RUN_E_BAD_INPUT, "tensor 'token_embd.weight': %u dims, %lld rows: not a [vocab, embedding] matrix",
+				emb->n_dims, (long long)emb->ne[1]);
+	m->hp.n_vocab = emb->ne[1];
+	if (bind_tensor(m, &m->tok_embd, "token_embd.weight", m->hp.n_vocab, m->hp.n_embd, false, e))
+		return e->status;
+	/* A decode step reads one embedding row, not the table. */
+	m->weight_bytes_per_token -= emb->nbytes - emb->nbytes / (uint64_t)m->hp.n_vocab;
+	m->matmul_flops_per_token -= 2.0 * (double)m->hp.n_vocab * (double)m->hp.n_embd;
+	m->layers = calloc((size_t)m->hp.n_layer, sizeof(*m->layers));
+	if (!m->layers)
+		return run_fail(e, RUN_E_GLLMK, "out of memory for %lld layers", (long long)m->hp.n_layer);
+	for (int64_t il = 0; il < m->hp.n_layer; il++)
+		if (bind_layer(m, il, e))
+			return e->status;
+	return bind_output(m, e);
+}
+
+int model_describe(struct gguf_file *f, struct run_model *m, struct run_error *e)
+{
+	memset(m, 0, sizeof(*m));
+	m->gguf = f;
+	if (read_hparams(m, e) || bind_all(m, e))
+		return e->status;
+	return 0;
+}
+
+/* ------------------------------------------------------------ binding */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int keep_buffer(struct run_model *m, gllmk_buffer *b)
+{
+	gllmk_buffer **n = realloc(m->bufs, (m->n_bufs + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	m->bufs = n;
+	n[m->n_bufs++] = b;
+	return 0;
+}
+
+/* The view a binding's tensor has in buf at offset, in its own dtype. */
+static gllmk_tensor raw_view(const struct gguf_tensor *t, gllmk_buffer *buf, uint64_t offset)
+{
+	int64_t shape[2] = { t->ne[1], t->ne[0] };
+
+	if (t->n_dims == 1)
+		return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 1, &shape[1]);
+	return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 2, shape);
+}
+
+/* A device copy of one tensor (GPU plugins, or no wrap). */
+static int upload(struct run_model *m, gllmk_context *ctx, const struct gguf_tensor *t, gllmk_tensor *out,
+		  struct run_error *e)
+{
+	gllmk_buffer *b;
+	gllmk_status st = gllmk_buffer_alloc(ctx, t->nbytes, &b);
+
+	if (st)
+		return run_gllmk_error(e, "gllmk_buffer_alloc (weights)", st);
+	if (keep_buffer(m, b)) {
+		gllmk_buffer_free(b);
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	}
+	st = gllmk_buffer_write(b, 0, t->data, t->nbytes);
+	if (st)
+		return run_gllmk_error(e, "gllmk_buffer_write (weights)", st);
+	*out = raw_view(t, b, 0);
+	return 0;
+}
+
+/* Norms and biases in f16/bf16 become f32 on the device (gllmk_convert). */
+static int to_f32(struct run_model *m, gllmk_context *ctx, gllmk_tensor *v, struct run_error *e)
+{
+	gllmk_buffer *b;
+	gllmk_tensor y;
+	gllmk_status st = gllmk_buffer_alloc(ctx, (uint64_t)v->shape[0] * 4, &b);
+
+	if (st)
+		return run_gllmk_error(e, "gllmk_buffer_alloc (f32 norm)", st);
+	if (keep_buffer(m, b)) {
+		gllmk_buffer_free(b);
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	}
+	y = gllmk_tensor_make(b, 0, GLLMK_F32, 1, v->shape);
+	st = gllmk_convert(ctx, &y, v);
+	if (st)
+		return run_gllmk_error(e, "gllmk_convert (norm to f32)", st);
+	*v = y;
+	return 0;
+}
+
+static void progress(const struct run_model *m, double t0, uint64_t done, uint64_t total, bool quiet, bool *shown)
+{
+	if (quiet || now_ms() - t0 < 1000.0)
+		return;
+	fprintf(stderr, "\rgllmk-run: loading %s: %3.0f%% of %.0f MiB", m->gguf->path, 100.0 * (double)done / (double)total,
+		(double)total / (1 << 20));
+	*shown = true;
+}
+
+int model_bind(struct run_model *m, gllmk_context *ctx, bool quiet, struct run_error *e)
+{
+	const struct gguf_file *f = m->gguf;
+	gllmk_buffer *whole = NULL;
+	double t0 = now_ms();
+	uint64_t done = 0, total = f->size - f->data_offset;
+	bool shown = false;
+	/* The mapping is read-only and CPU plugins never write weights: wrapping
+	 * it makes loading a matter of page faults, not copies. */
+	gllmk_status st = gllmk_buffer_wrap(ctx, (void *)f->map, f->size, &whole);
+
+	if (st == GLLMK_OK && keep_buffer(m, whole)) {
+		gllmk_buffer_free(whole);
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	}
+	if (st != GLLMK_OK && st != GLLMK_E_UNSUPPORTED)
+		return run_gllmk_error(e, "gllmk_buffer_wrap (the model's mapping)", st);
+	m->wrapped = st == GLLMK_OK;
+	for (size_t i = 0; i < m->n_binds; i++) {
+		const struct run_binding *b = &m->binds[i];
+
+		if (m->wrapped)
+			*b->view = raw_view(b->t, whole, f->data_offset + b->t->offset);
+		else if (upload(m, ctx, b->t, b->view, e))
+			return e->status;
+		if (b->to_f32 && to_f32(m, ctx, b->view, e))
+			return e->status;
+		done += b->t->nbytes;
+		progress(m, t0, done, total, quiet, &shown);
+	}
+	if (m->tied)
+		m->output = m->tok_embd;
+	st = gllmk_sync(ctx);
+	if (shown)
+		fputc('\n', stderr);
+	m->load_ms = now_ms() - t0;
+	return st ? run_gllmk_error(e, "gllmk_sync (after loading)", st) : 0;
+}
+
+void model_release(struct run_model *m)
+{
+	for (size_t i = m->n_bufs; i-- > 0;)
+		gllmk_buffer_free(m->bufs[i]);
+	free(m->bufs);
+	free(m->binds);
+	free(m->layers);
+	m->bufs = NULL;
+	m->binds = NULL;
+	m->layers = NULL;
+	m->n_bufs = m->n_binds = 0;
+}

@@ -1,0 +1,112 @@
+/* gllmk-run: a GGUF model bound to gllmk buffers, and its forward pass.
+ *
+ * model.c reads the architecture and hyper-parameters, checks every tensor's
+ * type and shape against them, and binds each to a gllmk view (CPU plugins:
+ * one gllmk_buffer_wrap over the file's mapping; GPU plugins: one upload per
+ * tensor). forward.c runs tokens through it with gllmk operators only.
+ */
+#ifndef GLLMK_RUN_MODEL_H
+#define GLLMK_RUN_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gguf.h"
+#include "gllmk.h"
+
+/* Exit statuses (SPEC/RUN.md). */
+enum run_exit {
+	RUN_OK = 0,
+	RUN_E_GLLMK = 1,       /* a gllmk call failed */
+	RUN_E_BAD_INPUT = 2,   /* a bad file or command line */
+	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
+};
+
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+
+struct run_hparams {
+	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
+	int64_t head_dim, head_dim_v, n_rot, n_vocab, n_ctx_train;
+	float eps, rope_base, freq_scale;
+	int32_t rope_mode; /* enum gllmk_rope_mode */
+};
+
+struct run_layer {
+	gllmk_tensor attn_norm, wq, wk, wv, wo;
+	gllmk_tensor bq, bk, bv;         /* qwen2 */
+	gllmk_tensor q_norm, k_norm;     /* qwen3 */
+	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
+};
+
+/* A weight view to fill at bind time from its GGUF tensor. */
+struct run_binding {
+	gllmk_tensor *view;
+	const struct gguf_tensor *t;
+	bool to_f32; /* an f16/bf16 norm or bias: ops take them in f32 */
+};
+
+struct run_model {
+	struct gguf_file *gguf;
+	struct run_binding *binds;
+	size_t n_binds;
+	const char *arch_name;
+	enum run_arch arch;
+	struct run_hparams hp;
+	gllmk_tensor tok_embd, output_norm, output;
+	struct run_layer *layers;
+	bool has_bias, has_qk_norm;
+	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
+	gllmk_buffer **bufs;
+	size_t n_bufs;
+	/* What a decode step reads, and the matmul work of one token. */
+	uint64_t weight_bytes_per_token;
+	double matmul_flops_per_token;
+	double load_ms;
+	bool wrapped; /* the weights are the file's mapping, not a copy */
+	bool tied;    /* no output.weight: the output matrix is token_embd */
+};
+
+/* A one-line error and its exit status. */
+struct run_error {
+	int status; /* enum run_exit */
+	char msg[512];
+};
+
+/* Reads the hyper-parameters and checks every tensor, without a context:
+ * fills m (bufs empty) or e. */
+int model_describe(struct gguf_file *f, struct run_model *m, struct run_error *e);
+/* Binds the weights to ctx (wrap or upload); progress on stderr unless quiet. */
+int model_bind(struct run_model *m, gllmk_context *ctx, bool quiet, struct run_error *e);
+void model_release(struct run_model *m);
+
+/* ------------------------------------------------------------ forward */
+
+struct run_state;
+
+struct run_state_opts {
+	int64_t n_ctx;   /* KV cache tokens */
+	int64_t n_batch; /* most tokens per forward call */
+	bool all_logits; /* keep the logits of every position of a batch */
+};
+
+int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct run_state_opts *o,
+		  struct run_state **out, struct run_error *e);
+void run_state_free(struct run_state *s);
+
+/* Evaluates n tokens (n <= n_batch) at positions pos..pos+n-1. Token ids come
+ * from the host (ids != NULL) or, when ids is NULL and n == 1, from the id the
+ * last sample wrote on the device. The logits of the last position (every
+ * position with all_logits) are left on the device. */
+int run_forward(struct run_state *s, const int32_t *ids, int64_t n, int64_t pos, struct run_error *e);
+/* Samples the next id from the last position's logits on the device (argmax
+ * when p->temperature <= 0) and reads only that id back. */
+int run_sample(struct run_state *s, const gllmk_sample_params *p, float uniform, int32_t *id, struct run_error *e);
+/* Copies the logits of the last forward call to host: rows x n_vocab floats
+ * (rows = n with all_logits, else 1). */
+int run_read_logits(struct run_state *s, float *dst, int64_t rows, struct run_error *e);
+
+/* Sets e from the last failed gllmk call. Returns RUN_E_GLLMK. */
+int run_gllmk_error(struct run_error *e, const char *what, gllmk_status st);
+int run_fail(struct run_error *e, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif
