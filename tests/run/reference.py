@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""The end-to-end reference: SPEC/RUN.md's forward pass in float64 numpy.
+
+Independent of gllmk's C code on purpose: weights come from the gguf package's
+reader and decoders (gguf.GGUFReader, gguf.quants.dequantize, which llama.cpp
+maintains against ggml), and every operator is written here from SPEC/RUN.md and
+SPEC/OPERATORS.md. A bug shared by gllmk and this file would need the same wrong
+reading of the SPEC twice.
+
+    reference.py MODEL --ids 1,2,3 [--out logits.f32]   logits of every position
+    reference.py --self-test                           checks of the reference itself
+"""
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+import gguf
+from gguf import quants
+
+NEOX = {"llama": False, "qwen2": True, "qwen3": True}  # SPEC/RUN.md's architecture table
+
+
+@dataclass
+class HParams:
+    n_layer: int
+    n_embd: int
+    n_head: int
+    n_head_kv: int
+    head_dim: int
+    head_dim_v: int
+    n_rot: int
+    eps: float
+    rope_base: float
+    freq_scale: float
+
+
+class Model:
+    """A GGUF model's hyper-parameters and weights, decoded to float64."""
+
+    def __init__(self, path):
+        r = gguf.GGUFReader(path)
+        self.fields = {name: f for name, f in r.fields.items()}
+        self.arch = self.value("general.architecture")
+        if self.arch not in NEOX:
+            raise ValueError(f"reference: architecture {self.arch} is not in SPEC/RUN.md")
+        self.neox = NEOX[self.arch]
+        self.tensors = {t.name: t for t in r.tensors}
+        self.hp = self.hparams()
+        self.weights = {name: self.decode(t) for name, t in self.tensors.items()}
+        self.encode_activations = None  # see matmul()
+
+    def value(self, key, default=None):
+        f = self.fields.get(key)
+        return default if f is None else f.contents()
+
+    def hparams(self):
+        a = self.arch + "."
+        n_embd = int(self.value(a + "embedding_length"))
+        n_head = int(self.value(a + "attention.head_count"))
+        head_dim = int(self.value(a + "attention.key_length", n_embd // n_head))
+        scaling = self.value(a + "rope.scaling.type", "none")
+        if scaling not in ("none", "linear"):
+            raise ValueError(f"reference: rope scaling {scaling} is not in SPEC/RUN.md")
+        factor = float(self.value(a + "rope.scaling.factor", 1.0)) if scaling == "linear" else 1.0
+        return HParams(
+            n_layer=int(self.value(a + "block_count")),
+            n_embd=n_embd,
+            n_head=n_head,
+            n_head_kv=int(self.value(a + "attention.head_count_kv", n_head)),
+            head_dim=head_dim,
+            head_dim_v=int(self.value(a + "attention.value_length", head_dim)),
+            n_rot=int(self.value(a + "rope.dimension_count", head_dim)),
+            eps=float(self.value(a + "attention.layer_norm_rms_epsilon")),
+            rope_base=float(self.value(a + "rope.freq_base", 10000.0)),
+            freq_scale=1.0 / factor,
+        )
+
+    @staticmethod
+    def decode(t):
+        # GGUF shapes are ggml's ne[] (ne[0], the row length, first); numpy's order is
+        # the reverse, so a matrix reads as [rows = outputs, row length = inputs].
+        shape = tuple(int(n) for n in reversed(t.shape))
+        return np.asarray(quants.dequantize(t.data, t.tensor_type), np.float64).reshape(shape)
+
+    def w(self, name):
+        return self.weights.get(name)
+
+    @property
+    def output_name(self):
+        # absent output.weight: tied to the embeddings (SPEC/RUN.md)
+        return "output" if "output.weight" in self.weights else "token_embd"
+
+    @property
+    def n_vocab(self):
+        return self.weights["token_embd.weight"].shape[0]
+
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope(x, pos, hp, neox):
+    """SPEC/OPERATORS.md's rope on x [T, H, D]: pairs (2i, 2i+1), or (i, i + n_rot/2)
+    for neox; dims >= n_rot copied. Applied to the weights as stored: GGUF's llama
+    Q/K are already permuted for the pairwise convention, so nothing is undone here."""
+    half = hp.n_rot // 2
+    i = np.arange(half)
+    theta = pos[:, None] * hp.freq_scale * hp.rope_base ** (-2.0 * i / hp.n_rot)
+    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+    ia, ib = (i, i + half) if neox else (2 * i, 2 * i + 1)
+    a, b = x[..., ia], x[..., ib]
+    y = x.copy()
+    y[..., ia] = a * cos - b * sin
+    y[..., ib] = a * sin + b * cos
+    return y
+
+
+def attention(q, k, v, q_pos, kv_len):
+    """Causal softmax attention: query at position p sees cache rows 0..p.
+    q [T, Hq, D], k [kv_len, Hkv, D], v [kv_len, Hkv, Dv] -> [T, Hq·Dv]."""
+    group = q.shape[1] // k.shape[1]  # query head h reads kv head h // group
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = np.einsum("thd,shd->hts", q, k) / np.sqrt(q.shape[2])
+    s[:, np.arange(kv_len)[None, :] > q_pos[:, None]] = -np.inf
+    s = np.exp(s - s.max(axis=-1, keepdims=True))
+    s /= s.sum(axis=-1, keepdims=True)
+    return np.einsum("hts,shd->thd", s, v).reshape(q.shape[0], -1)
+
+
+def encode_q8_0(x):
+    """SPEC/OPERATORS.md's q8_0 encoder, decoded: blocks of 32, d = amax/127 as f16,
+    q = x/d rounded half away from zero."""
+    b = x.reshape(-1, 32).astype(np.float32)
+    d = np.abs(b).max(axis=1, keepdims=True) / np.float32(127)
+    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d > 0)
+    q = np.trunc(b * inv + np.copysign(np.float32(0.5), b * inv))
+    return (q * d.astype(np.float16).astype(np.float64)).reshape(x.shape)
+
+
+def encode_q8_K(x):
+    """SPEC/OPERATORS.md's q8_K encoder, decoded: blocks of 256, v the element of
+    largest |x|, iscale = -127/v, q = min(127, x·iscale rounded half to even), d = 1/iscale."""
+    b = x.reshape(-1, 256).astype(np.float32)
+    v = b[np.arange(len(b)), np.abs(b).argmax(axis=1)][:, None]
+    iscale = np.divide(np.float32(-127), v, out=np.zeros_like(v), where=v != 0)
+    q = np.minimum(np.rint(b * iscale), 127)
+    d = np.divide(np.float32(1), iscale, out=np.zeros_like(iscale), where=iscale != 0)
+    return (q * d.astype(np.float64)).reshape(x.shape)
+
+
+def matmul(x, m, name):
+    """x · Wᵀ (+ b): the weight `name.weight` [out, in], its bias if the model has one.
+    With m.encode_activations, x is first encoded as a plugin may (SPEC/OPERATORS.md,
+    matmul): q8_0 for 32-element block weights, q8_K for 256-element ones."""
+    if m.encode_activations:
+        x = m.encode_activations(x, m.tensors[name + ".weight"].tensor_type)
+    y = x @ m.w(name + ".weight").T
+    b = m.w(name + ".bias")
+    return y if b is None else y + b
+
+
+class Cache:
+    """The K/V cache. gllmk-run keeps it in f16 (SPEC/RUN.md: "convert(k, v) to f16"),
+    so rounding K and V to float16 is part of the computation being defined, not an
+    approximation of it: the reference rounds them too, and everything else stays
+    float64."""
+
+    def __init__(self, hp):
+        self.k = [np.zeros((0, hp.n_head_kv, hp.head_dim)) for _ in range(hp.n_layer)]
+        self.v = [np.zeros((0, hp.n_head_kv, hp.head_dim_v)) for _ in range(hp.n_layer)]
+
+    def append(self, layer, k, v):
+        f16 = lambda a: a.astype(np.float16).astype(np.float64)  # noqa: E731
+        self.k[layer] = np.concatenate([self.k[layer], f16(k)])
+        self.v[layer] = np.concatenate([self.v[layer], f16(v)])
+        return self.k[layer], self.v[layer]
+
+
+def layer(m, i, x, pos, cache):
+    hp, p, T = m.hp, f"blk.{i}.", x.shape[0]
+    h = rms_norm(x, m.w(p + "attn_norm.weight"), hp.eps)
+    q = matmul(h, m, p + "attn_q").reshape(T, hp.n_head, hp.head_dim)
+    k = matmul(h, m, p + "attn_k").reshape(T, hp.n_head_kv, hp.head_dim)
+    v = matmul(h, m, p + "attn_v").reshape(T, hp.n_head_kv, hp.head_dim_v)
+    if m.w(p + "attn_q_norm.weight") is not None:  # qwen3: per head, before rope
+        q = rms_norm(q, m.w(p + "attn_q_norm.weight"), hp.eps)
+        k = rms_norm(k, m.w(p + "attn_k_norm.weight"), hp.eps)
+    q, k = rope(q, pos, hp, m.neox), rope(k, pos, hp, m.neox)
+    K, V = cache.append(i, k, v)
+    x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
+    h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
+    gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
+    return x + matmul(gate / (1 + np.exp(-gate)) * up, m, p + "ffn_down")
+
+
+def forward(m, ids, pos0, cache):
+    """Logits [T, n_vocab] of tokens `ids` at positions pos0.., appending to `cache`."""
+    x = m.w("token_embd.weight")[np.asarray(ids)]
+    pos = np.arange(pos0, pos0 + len(ids), dtype=np.float64)
+    for i in range(m.hp.n_layer):
+        x = layer(m, i, x, pos, cache)
+    return matmul(rms_norm(x, m.w("output_norm.weight"), m.hp.eps), m, m.output_name)
+
+
+def encode_like_ggml(x, qtype):
+    """Activations as a plugin that encodes them for every block weight sees them."""
+    if qtype in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
+                 gguf.GGMLQuantizationType.BF16):
+        return x
+    return encode_q8_0(x) if gguf.GGML_QUANT_SIZES[qtype][0] == 32 else encode_q8_K(x)
+
+
+def logits(m, prompt, generated, encode=None):
+    """The logits gllmk-run --logits writes: one row per evaluated position, the P
+    prompt tokens then the N - 1 generated tokens fed back (teacher forcing with the
+    ids gllmk chose, so a near tie cannot make the two sequences diverge). One causal
+    pass over all of them: the same numbers as gllmk-run's batches and decode steps.
+    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows)."""
+    ids = list(prompt) + list(generated[:-1])
+    m.encode_activations = encode
+    try:
+        return forward(m, ids, 0, Cache(m.hp))
+    finally:
+        m.encode_activations = None
+
+
+# ---- self-test: checks of the reference that do not use the reference ----
+
+def check(cond, what):
+    print(f"{'ok' if cond else 'FAIL'}: {what}")
+    return bool(cond)
+
+
+def vectors_dir():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return os.path.join(os.path.dirname(root), "shared", "vectors", "ggml")
+
+
+def read_vectors(name):
+    """One ggml vector file (README there): weight blocks, ggml's decoding of them,
+    activations x, and ggml's mul_mat y = x·Wᵀ (which encodes x to q8 on the way)."""
+    buf = open(os.path.join(vectors_dir(), name + ".bin"), "rb").read()
+    K, N, M, be, bb = (int(v) for v in np.frombuffer(buf, "<u4", 5, 24))
+    off = 44 + 4 * N * K
+    blocks = np.frombuffer(buf, np.uint8, N * K // be * bb, off).reshape(N, -1)
+    off += blocks.size
+    decoded = np.frombuffer(buf, "<f4", N * K, off).reshape(N, K)
+    x = np.frombuffer(buf, "<f4", M * K, off + 4 * N * K).reshape(M, K)
+    y = np.frombuffer(buf, "<f4", M * N, off + 4 * (N + M) * K).reshape(M, N)
+    return blocks, decoded, x.astype(np.float64), y
+
+
+def check_vectors():
+    """gguf's decoders against ggml's own to_float, and the q8 activation encoders
+    against ggml's quantized mul_mat (../shared/vectors/ggml): the reference's weights
+    and its encoded variant are ggml's."""
+    if not os.path.isdir(vectors_dir()):
+        print(f"skip: ggml vectors ({vectors_dir()} absent)")
+        return True
+    ok = True
+    for name in ("f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K",
+                 "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"):
+        qtype = gguf.GGMLQuantizationType[name.upper()]
+        blocks, decoded, x, y = read_vectors(name)
+        w = quants.dequantize(blocks, qtype)
+        ok &= check(np.array_equal(w.astype(np.float32), decoded), f"gguf decodes {name} as ggml's to_float")
+        if name in ("q8_0", "q4_0", "q4_K", "q6_K"):  # their ggml vec_dot takes q8_0 / q8_K
+            got = encode_like_ggml(x, qtype) @ w.T.astype(np.float64)
+            err = np.abs(got - y).max() / np.abs(y).max()
+            ok &= check(err < 1e-5, f"{name}: encoded activations give ggml's mul_mat ({err:.1e})")
+    return ok
+
+
+def check_rope():
+    """rope against a complex rotation: pair (a, b) as a + ib times e^{iθ}."""
+    hp = HParams(1, 0, 2, 2, 8, 8, 6, 0, 500.0, 0.25)
+    x = np.random.default_rng(1).standard_normal((3, 2, 8))
+    pos = np.array([0.0, 7.0, 1000.0])
+    theta = pos[:, None, None] * 0.25 * 500.0 ** (-np.arange(3) / 3.0)
+    ok = True
+    for neox, (ia, ib) in ((False, ([0, 2, 4], [1, 3, 5])), (True, ([0, 1, 2], [3, 4, 5]))):
+        z = (x[..., ia] + 1j * x[..., ib]) * np.exp(1j * theta)
+        want = x.copy()
+        want[..., ia], want[..., ib] = z.real, z.imag
+        ok &= check(np.allclose(rope(x, pos, hp, neox), want, rtol=0, atol=1e-12),
+                    f"rope {'neox' if neox else 'normal'} is a complex rotation, dims >= n_rot copied")
+    return ok
+
+
+def check_model(path):
+    """On a model file: shapes agree with the hyper-parameters, and one causal pass
+    equals prefill-then-decode with the cache (what gllmk-run does)."""
+    m = Model(path)
+    hp, ok = m.hp, True
+    shapes = {"attn_q": (hp.n_head * hp.head_dim, hp.n_embd),
+              "attn_k": (hp.n_head_kv * hp.head_dim, hp.n_embd),
+              "attn_output": (hp.n_embd, hp.n_head * hp.head_dim_v)}
+    for name, shape in shapes.items():
+        ok &= check(m.w(f"blk.0.{name}.weight").shape == shape, f"{name} is {shape}")
+    ids = np.random.default_rng(2).integers(0, m.n_vocab, 9)
+    whole = forward(m, ids, 0, Cache(hp))
+    cache = Cache(hp)
+    parts = [forward(m, ids[:5], 0, cache)] + [forward(m, ids[t:t + 1], t, cache) for t in range(5, 9)]
+    ok &= check(np.allclose(whole, np.concatenate(parts), rtol=0, atol=1e-9 * np.abs(whole).max()),
+                f"{m.arch}: one causal pass equals prefill 5 + 4 decode steps")
+    ok &= check(np.all(np.isfinite(whole)) and 0.1 < np.sqrt(np.mean(whole ** 2)) < 100,
+                f"{m.arch}: logits finite, rms {np.sqrt(np.mean(whole ** 2)):.3g}")
+    return ok
+
+
+def self_test():
+    import tempfile
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/run"))
+    import make_model
+    ok = check_vectors() & check_rope()
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch, dtype in (("llama", "Q4_K"), ("qwen2", "F32"), ("qwen3", "mixed")):
+            path = os.path.join(tmp, arch + ".gguf")
+            make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path])
+            ok &= check_model(path)
+    print("reference self-test:", "passed" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("model", nargs="?")
+    p.add_argument("--ids", help="prompt ids, comma-separated")
+    p.add_argument("--generated", default="", help="generated ids (fed back but the last)")
+    p.add_argument("--out", help="write float32 logits rows here (as gllmk-run --logits)")
+    p.add_argument("--self-test", action="store_true")
+    a = p.parse_args()
+    if a.self_test:
+        return self_test()
+    if not a.model or not a.ids:
+        p.error("MODEL and --ids are needed")
+    ids = lambda s: [int(t) for t in s.split(",") if t]  # noqa: E731
+    out = logits(Model(a.model), ids(a.ids), ids(a.generated) or [0])
+    if a.out:
+        out.astype("<f4").tofile(a.out)
+    else:
+        print(np.argmax(out, axis=-1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

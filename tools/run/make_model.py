@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Writes a tiny random GGUF model (llama, qwen2 or qwen3) for gllmk-run.
+
+Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
+gguf). The weights are random but shaped like a real model's: matrices normal with
+std 1/sqrt(fan_in), so the residual stream stays O(1) through the layers, norms near 1,
+qwen2 biases small. Float and 32-element block types are encoded with the gguf
+package's own quantizers; the K-quants and IQ4_NL/IQ4_XS, which the package can only
+decode, get random block bytes whose f16 scales are set to sane values (SPEC/QUANT.md
+gives where they sit), then checked with the package's decoder. The vocabulary is
+SentencePiece-like (the metadata a runtime prints), never used to tokenize.
+
+Usage: make_model.py --arch llama --dtype Q4_K --out m.gguf [--verbose]
+"""
+import argparse
+import sys
+
+import numpy as np
+
+import gguf
+from gguf import GGMLQuantizationType as Q
+from gguf import quants
+
+DTYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
+          "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
+ARCHS = ("llama", "qwen2", "qwen3")
+
+# Byte offsets of a block's f16 scale `d` and of its min scale `dmin` (None: the
+# format has no min), SPEC/QUANT.md's layouts: the fields random bytes must not
+# fill, or a block could hold inf/NaN or a scale of 1e4.
+SCALE_FIELDS = {
+    Q.Q2_K: (80, 82), Q.Q3_K: (108, None), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2),
+    Q.Q6_K: (208, None), Q.IQ4_NL: (0, None), Q.IQ4_XS: (0, None),
+}
+
+
+def block_elems(qtype):
+    return gguf.GGML_QUANT_SIZES[qtype][0]
+
+
+def rms(a):
+    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
+
+
+def set_f16(blocks, offset, values):
+    """Writes one f16 per block at byte `offset` (little-endian, as GGUF is)."""
+    h = np.asarray(values, dtype="<f2").reshape(-1, 1).view(np.uint8)
+    blocks[:, offset:offset + 2] = h
+
+
+def random_blocks(rows, k, qtype, std, rng):
+    """Random block bytes of a format gguf cannot encode, scaled to rms `std`.
+
+    Every quant, sub-scale and min is random; only the f16 super-scales are chosen.
+    Decoding is linear in (d, dmin), so one decode at unit scales tells the factor
+    that gives the wanted rms. Formats with a min get, per block, the dmin that makes
+    the block's mean zero: random mins alone would give every weight row a large
+    common offset, a rank-one part that makes activations drift.
+    """
+    n_blocks = rows * k // block_elems(qtype)
+    raw = rng.integers(0, 256, (n_blocks, gguf.GGML_QUANT_SIZES[qtype][1]), dtype=np.uint8)
+    d_off, m_off = SCALE_FIELDS[qtype]
+
+    def encode(d, dmin):
+        b = raw.copy()
+        set_f16(b, d_off, d)
+        if m_off is not None:
+            set_f16(b, m_off, dmin)
+        return b
+
+    def decode(b):
+        return quants.dequantize(b, qtype).astype(np.float64)
+
+    d = rng.uniform(0.5, 1.5, n_blocks)
+    dmin = np.zeros(n_blocks)
+    if m_off is not None:
+        scaled = decode(encode(d, 0.0)).sum(axis=1)  # Σ d·sc·q per block
+        mins = -decode(encode(0.0, 1.0)).sum(axis=1)  # Σ m per block (dmin = 1)
+        dmin = np.divide(scaled, mins, out=np.zeros(n_blocks), where=mins > 0)
+    factor = std / rms(decode(encode(d, dmin)))
+    blocks = encode(d * factor, dmin * factor)
+    check_decoded(blocks, qtype, std)
+    return blocks.reshape(rows, -1)
+
+
+def check_decoded(blocks, qtype, std):
+    y = quants.dequantize(blocks, qtype)
+    if not np.all(np.isfinite(y)) or not 0.5 * std < rms(y) < 2 * std:
+        raise SystemExit(f"make_model: {qtype.name} blocks decode badly (rms {rms(y)}, want {std})")
+
+
+def encode_matrix(w, qtype, rng):
+    """`w` [rows, k] float32 to what GGUFWriter.add_tensor takes, and its raw dtype."""
+    if qtype == Q.F32:
+        return w, None
+    if qtype == Q.F16:
+        return w.astype(np.float16), None
+    if qtype in SCALE_FIELDS:
+        return random_blocks(*w.shape, qtype, rms(w), rng), qtype
+    return quants.quantize(w, qtype), qtype
+
+
+class DtypeChooser:
+    """The weight type of each matrix: one type, or `mixed`: the next type of
+    DTYPES that divides the row length, cycling, so every format meets every role."""
+
+    def __init__(self, name):
+        self.mixed = name == "mixed"
+        self.fixed = None if self.mixed else Q[name]
+        self.next = 0
+
+    def __call__(self, k):
+        if not self.mixed:
+            if k % block_elems(self.fixed):
+                raise SystemExit(f"make_model: {self.fixed.name} needs rows of a multiple of "
+                                 f"{block_elems(self.fixed)}, a matrix has {k}")
+            return self.fixed
+        for _ in DTYPES:
+            qtype = Q[DTYPES[self.next % len(DTYPES)]]
+            self.next += 1
+            if k % block_elems(qtype) == 0:
+                return qtype
+        raise SystemExit(f"make_model: no type fits rows of {k}")
+
+
+def vocabulary(n):
+    """SentencePiece-like pieces: <unk> <s> </s>, the 256 byte tokens, then words."""
+    pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL]
+    types += [gguf.TokenType.BYTE] * 256
+    words = ["the", "of", "and", "to", "a", "in", "is", "that", "it", "for", "was", "on"]
+    i = 0
+    while len(pieces) < n:
+        pieces.append("\u2581" + (words[i] if i < len(words) else f"w{i}"))
+        types.append(gguf.TokenType.NORMAL)
+        i += 1
+    scores = [0.0] * 259 + [-float(j) for j in range(n - 259)]
+    return pieces[:n], scores[:n], types[:n]
+
+
+def add_metadata(w, a):
+    w.add_name(f"gllmk tiny {a.arch} {a.dtype}")
+    w.add_context_length(a.ctx)
+    w.add_embedding_length(a.dim)
+    w.add_feed_forward_length(a.ffn)
+    w.add_block_count(a.layers)
+    w.add_head_count(a.heads)
+    w.add_head_count_kv(a.kv_heads)
+    w.add_key_length(a.head_dim)
+    w.add_value_length(a.head_dim)
+    w.add_layer_norm_rms_eps(a.eps)
+    w.add_rope_freq_base(a.rope_base)
+    w.add_rope_dimension_count(a.head_dim)
+    if a.rope_scale:
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(a.rope_scale)
+    else:
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+    pieces, scores, types = vocabulary(a.vocab)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(pieces)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_unk_token_id(0)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+
+
+def add_tensors(w, a, rng):
+    choose = DtypeChooser(a.dtype)
+    embd_choose = choose if a.embd_dtype == a.dtype else DtypeChooser(a.embd_dtype)
+
+    def matrix(name, rows, k, std=None, chooser=choose):
+        m = rng.standard_normal((rows, k), dtype=np.float32)
+        m *= std if std is not None else 1.0 / np.sqrt(k)
+        data, raw = encode_matrix(m, chooser(k), rng)
+        w.add_tensor(name, data, raw_dtype=raw)
+
+    def vector(name, n, mean, std):
+        w.add_tensor(name, (mean + std * rng.standard_normal(n)).astype(np.float32))
+
+    q_dim, kv_dim = a.heads * a.head_dim, a.kv_heads * a.head_dim
+    # Embedding rows are the residual stream's start: O(1), like a layer's output.
+    matrix("token_embd.weight", a.vocab, a.dim, std=1.0, chooser=embd_choose)
+    for i in range(a.layers):
+        p = f"blk.{i}."
+        vector(p + "attn_norm.weight", a.dim, 1.0, 0.1)
+        matrix(p + "attn_q.weight", q_dim, a.dim)
+        matrix(p + "attn_k.weight", kv_dim, a.dim)
+        matrix(p + "attn_v.weight", kv_dim, a.dim)
+        if a.arch == "qwen2":
+            for n, rows in (("q", q_dim), ("k", kv_dim), ("v", kv_dim)):
+                vector(p + f"attn_{n}.bias", rows, 0.0, 0.2)
+        if a.arch == "qwen3":
+            vector(p + "attn_q_norm.weight", a.head_dim, 1.0, 0.1)
+            vector(p + "attn_k_norm.weight", a.head_dim, 1.0, 0.1)
+        matrix(p + "attn_output.weight", a.dim, q_dim)
+        vector(p + "ffn_norm.weight", a.dim, 1.0, 0.1)
+        matrix(p + "ffn_gate.weight", a.ffn, a.dim)
+        matrix(p + "ffn_up.weight", a.ffn, a.dim)
+        matrix(p + "ffn_down.weight", a.dim, a.ffn)
+    vector("output_norm.weight", a.dim, 1.0, 0.1)
+    if not a.tied:
+        matrix("output.weight", a.vocab, a.dim)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--arch", choices=ARCHS, default="llama")
+    p.add_argument("--dtype", choices=DTYPES + ["mixed"], default="F32",
+                   help="type of the 2-D weight matrices")
+    p.add_argument("--embd-dtype", choices=DTYPES + ["mixed"], help="default: --dtype")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--dim", type=int, default=256)
+    p.add_argument("--ffn", type=int, default=512)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2, help="1 = MQA")
+    p.add_argument("--head-dim", type=int, help="default: dim / heads")
+    p.add_argument("--vocab", type=int, default=300)
+    p.add_argument("--ctx", type=int, default=2048)
+    p.add_argument("--eps", type=float, help="rms_norm epsilon (llama 1e-5, qwen 1e-6)")
+    p.add_argument("--rope-base", type=float, help="llama 10000, qwen 1e6")
+    p.add_argument("--rope-scale", type=float, default=0,
+                   help="linear rope scaling factor (0: none); freq_scale = 1/factor")
+    p.add_argument("--tied", action="store_true", help="no output.weight")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--verbose", action="store_true")
+    a = p.parse_args(argv)
+    a.embd_dtype = a.embd_dtype or a.dtype
+    a.head_dim = a.head_dim or a.dim // a.heads
+    a.eps = a.eps if a.eps is not None else (1e-5 if a.arch == "llama" else 1e-6)
+    a.rope_base = a.rope_base or (1e4 if a.arch == "llama" else 1e6)
+    if a.heads % a.kv_heads or a.head_dim % 2 or a.vocab < 16:
+        p.error("heads must be a multiple of kv-heads, head-dim even, vocab >= 16")
+    return a
+
+
+def make_model(argv):
+    a = parse_args(argv)
+    rng = np.random.default_rng(a.seed)
+    w = gguf.GGUFWriter(a.out, a.arch)
+    add_metadata(w, a)
+    add_tensors(w, a, rng)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    if a.verbose:
+        print(f"make_model: wrote {a.out}: {a.arch}, {a.dtype} weights, {a.embd_dtype} "
+              f"embeddings, {a.layers} layers, dim {a.dim}, vocab {a.vocab}")
+
+
+if __name__ == "__main__":
+    make_model(sys.argv[1:])
