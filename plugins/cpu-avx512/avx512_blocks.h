@@ -1,5 +1,5 @@
 /* Unpacking of the weight blocks into bytes, shared by the decoders
- * (quant_avx512.c) and the integer dots (matmul_quant_avx512.c): each gives
+ * (quant_avx512.c) and the integer dots (matmul_*_avx512.c): each gives
  * a zmm of 64 unsigned quants in element order, still biased (q4: 0..15,
  * q6: 0..63), so a dot can use them as vpdpbusd's unsigned operand. */
 #ifndef GLLMK_AVX512_BLOCKS_H

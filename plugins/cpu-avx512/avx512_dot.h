@@ -1,8 +1,9 @@
 /* The integer-dot vocabulary of cpu-avx512's block-format dots, shared by
- * the files that define them (matmul_quant_avx512.c: q8_0, q4_0, q4_K, q6_K;
- * one file per further format family). Every such file is built twice
- * (meson.build): with -mavx512vnni the u8×s8 dot is vpdpbusd and ISA(name)
- * is avx512vnni_name; without, vpmaddubsw + vpmaddwd and avx512_name.
+ * the files that define them (matmul_quant_avx512.c: q8_0, q4_0;
+ * matmul_kquant_avx512.c: q2_K .. q6_K; one file per format family).
+ * Every such file is built twice (meson.build): with -mavx512vnni the
+ * u8×s8 dot is vpdpbusd and ISA(name) is avx512vnni_name; without,
+ * vpmaddubsw + vpmaddwd and avx512_name.
  *
  * DEFINE_DOT_32 is the multi-row body of a 32-element format paired with
  * q8_0 activations: a format gives x_pair_<t> (what every row meets of a
@@ -99,6 +100,17 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 	return _mm512_insertf32x8(_mm512_set1_ps(sa), _mm256_set1_ps(sb), 1);
 }
 
+/* One pair (blocks i + 2p, i + 2p + 1) of a run of 8 in every row, against
+ * the activation pair xpv, scaled by s[r] (the run's 8 combined scales):
+ * a piece of the DEFINE_DOT_32 bodies (wv, stride, rows, acc theirs). */
+#define DOT_32_PAIR_ROWS(wt, wblock, xpv, i, p, s)                                                  \
+	FOR_ROWS(r) {                                                                               \
+		const struct wblock *w = dot_row_at(wv, stride, r);                                     \
+		const __m512i d = row_pair_##wt(w + (i) + 2 * (p), xpv, 1);                         \
+                                                                                                    \
+		acc[r][(p) & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), pair_scale(s[r], p), acc[r][(p) & 1]); \
+	}
+
 /* The rows in runs of 8 blocks, whose 16 scales per row come in two
  * vector gathers; the last < 8 blocks pair by pair with scalar scales.
  * Two accumulators per row (even and odd pairs). */
@@ -125,13 +137,7 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 			for (int p = 0; p < 4; p++) {                                               \
 				const struct x_pair xp = x_pair_##wt(x + i + 2 * p, 1);             \
                                                                                                     \
-				FOR_ROWS(r) {                                                       \
-					const struct wblock *w = dot_row_at(wv, stride, r);             \
-					const __m512i d = row_pair_##wt(w + i + 2 * p, xp, 1);      \
-                                                                                                    \
-					acc[r][p & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), pair_scale(s[r], p), \
-									acc[r][p & 1]);             \
-				}                                                                   \
+				DOT_32_PAIR_ROWS(wt, wblock, xp, i, p, s)                           \
 			}                                                                           \
 		}                                                                                   \
 		for (; i < nb; i += 2) {                                                            \
@@ -148,6 +154,116 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 		}                                                                                   \
 		FOR_ROWS(r)                                                                         \
 			out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));         \
+	}
+
+/* Words 0 and 1 (the f16 d and, for q4_1/q5_1, m) of 8 consecutive blocks
+ * of `stride` bytes, 18 ≤ stride ≤ 24, where scales8 reaches too far or
+ * misses (7·stride/2 ≥ 64): lanes 0..7 word 0 of blocks 0..7, lanes 8..15
+ * word 1. Reads exactly the 8 blocks: bytes 0..127 and the last 128. */
+#define W16_OFF(st, k) (((k) & 7) * (st) + 2 * ((k) >> 3))
+#define W16_LO(st, k) (W16_OFF(st, k) < 128 ? W16_OFF(st, k) / 2 : 0)
+#define W16_HI(st, k) (W16_OFF(st, k) < 128 ? 0 : (W16_OFF(st, k) - (8 * (st) - 128)) / 2)
+#define W16_IDX(f, st)                                                                              \
+	_mm256_setr_epi16(f(st, 0), f(st, 1), f(st, 2), f(st, 3), f(st, 4), f(st, 5), f(st, 6), f(st, 7), \
+			  f(st, 8), f(st, 9), f(st, 10), f(st, 11), f(st, 12), f(st, 13), f(st, 14), f(st, 15))
+#define W16_TAIL(st, k) ((W16_OFF(st, k) >= 128) << (k))
+#define W16_TAIL_MASK(st)                                                                           \
+	(W16_TAIL(st, 0) | W16_TAIL(st, 1) | W16_TAIL(st, 2) | W16_TAIL(st, 3) | W16_TAIL(st, 4) |    \
+	 W16_TAIL(st, 5) | W16_TAIL(st, 6) | W16_TAIL(st, 7) | W16_TAIL(st, 8) | W16_TAIL(st, 9) |    \
+	 W16_TAIL(st, 10) | W16_TAIL(st, 11) | W16_TAIL(st, 12) | W16_TAIL(st, 13) | W16_TAIL(st, 14) | \
+	 W16_TAIL(st, 15))
+
+static DOT_ALWAYS_INLINE __m512 scales_mins8(const void *p, const int stride)
+{
+	const char *b = p, *t = b + 8 * stride - 128;
+	const __m512i lo = _mm512_permutex2var_epi16(_mm512_loadu_si512(b), _mm512_castsi256_si512(W16_IDX(W16_LO, stride)),
+						     _mm512_loadu_si512(b + 64));
+	const __m512i hi = _mm512_permutex2var_epi16(_mm512_loadu_si512(t), _mm512_castsi256_si512(W16_IDX(W16_HI, stride)),
+						     _mm512_loadu_si512(t + 64));
+
+	return _mm512_cvtph_ps(_mm256_mask_blend_epi16((__mmask16)W16_TAIL_MASK(stride), _mm512_castsi512_si256(lo),
+						       _mm512_castsi512_si256(hi)));
+}
+
+/* Σ x of each of 8 q8_0 blocks from the 4-byte sums of 4 pairs (v[p]:
+ * lanes 0..7 block 2p, 8..15 block 2p + 1), in block order. */
+static inline __m256i block_sums8(const __m512i v[4])
+{
+	const __m512i s01 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+	const __m512i s23 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
+	/* 128-bit lane l: the sums of lane l of v[0], v[1], v[2], v[3] */
+	const __m512i t = _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
+	/* lane 0: blocks 0, 2, 4, 6; lane 2: blocks 1, 3, 5, 7 */
+	const __m512i u = _mm512_add_epi32(t, _mm512_shuffle_i32x4(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+
+	return _mm512_castsi512_si256(
+		_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 0, 0, 0, 0, 0, 0, 0, 0), u));
+}
+
+/* DEFINE_DOT_32 for the formats of 20-24 bytes a block (q4_1, q5_0, q5_1:
+ * scales by scales_mins8) and, with with_min, a min m per block (word 1,
+ * the format's min_<t>(block) as f16 bits): Σ (d·q + m)·dx·xq adds
+ * m·dx·Σ xq, Σ xq per activation block computed once for all rows. */
+#define DEFINE_DOT_32_MIN(wt, wblock, with_min)                                                     \
+	static DOT_ALWAYS_INLINE void wt##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
+					    float *out, const int rows)                                 \
+	{                                                                                           \
+		const struct block_q8_0 *x = xv;                                                    \
+		const int64_t nb = n / QK8_0;                                                       \
+		const __m512i ones = _mm512_set1_epi8(1);                                           \
+		__m512 acc[DOT_ROWS][2], macc[DOT_ROWS];                                            \
+		int64_t i = 0;                                                                      \
+                                                                                                    \
+		FOR_ROWS(r)                                                                         \
+			acc[r][0] = acc[r][1] = macc[r] = _mm512_setzero_ps();                      \
+		for (; i + 8 <= nb; i += 8) {                                                       \
+			const __m256 xs = scales8(x + i, sizeof(*x));                               \
+			struct x_pair xp[4];                                                        \
+			__m512 xm = _mm512_setzero_ps(); /* lanes 8..15: dx·Σ xq per block */      \
+			__m256 s[DOT_ROWS];                                                         \
+                                                                                                    \
+			for (int p = 0; p < 4; p++)                                                 \
+				xp[p] = x_pair_##wt(x + i + 2 * p, 1);                              \
+			if (with_min) {                                                             \
+				__m512i v[4];                                                       \
+                                                                                                    \
+				for (int p = 0; p < 4; p++)                                         \
+					v[p] = dot_u8s8(ones, xp[p].q);                             \
+				xm = _mm512_insertf32x8(xm, _mm256_mul_ps(_mm256_cvtepi32_ps(block_sums8(v)), xs), 1); \
+			}                                                                           \
+			dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),        \
+				      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock)); \
+			FOR_ROWS(r) {                                                               \
+				const __m512 dm = scales_mins8((const struct wblock *)dot_row_at(wv, stride, r) + i, \
+							       sizeof(struct wblock));              \
+                                                                                                    \
+				s[r] = _mm256_mul_ps(_mm512_castps512_ps256(dm), xs);               \
+				if (with_min)                                                       \
+					macc[r] = _mm512_fmadd_ps(dm, xm, macc[r]);                 \
+			}                                                                           \
+			for (int p = 0; p < 4; p++) {                                               \
+				DOT_32_PAIR_ROWS(wt, wblock, xp[p], i, p, s)                        \
+			}                                                                           \
+		}                                                                                   \
+		for (; i < nb; i += 2) {                                                            \
+			const int both = i + 1 < nb;                                                \
+			const struct x_pair xp = x_pair_##wt(x + i, both);                          \
+			const __m512 xsum = with_min ? _mm512_cvtepi32_ps(dot_u8s8(ones, xp.q)) : _mm512_setzero_ps(); \
+                                                                                                    \
+			FOR_ROWS(r) {                                                               \
+				const struct wblock *w = dot_row_at(wv, stride, r);                     \
+				const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+                                                                                                    \
+				acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), \
+							    sc, acc[r][0]);                         \
+				if (with_min)                                                       \
+					macc[r] = _mm512_fmadd_ps(xsum,                             \
+						pair_scalar_scale(x + i, min_##wt(&w[i]), both ? min_##wt(&w[i + 1]) : 0, both), \
+						macc[r]);                                           \
+			}                                                                           \
+		}                                                                                   \
+		FOR_ROWS(r)                                                                         \
+			out[r] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), macc[r])); \
 	}
 
 /* ----------------------------------------------------------- K-quants */

@@ -1,5 +1,5 @@
 /* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_kernels.h). The
- * integer dots exist twice, from one source (matmul_quant_avx512.c): avx512_*
+ * integer dots exist twice, from one source (matmul_*_avx512.c): avx512_*
  * with vpmaddubsw + vpmaddwd (any AVX-512 BW CPU) and avx512vnni_* with
  * vpdpbusd; open picks the table. */
 #ifndef GLLMK_AVX512_KERNELS_H
@@ -27,10 +27,17 @@ void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
  * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
 #define AVX512_DOT_ROWS 4
 
-/* matmul_quant_avx512.c: block weights against q8_0 / q8_K activations. */
+/* matmul_*_avx512.c: block weights against q8_0 / q8_K activations. */
 #define AVX512_DECLARE_DOTS(isa)                                                        \
 	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)
+	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)                   \
+	/* matmul_legacy_avx512.c */                                                     \
+	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
+	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
+	DOT_ENTRIES_DECLARE(isa, iq4_xs)                                                 \
+	/* matmul_kquant_avx512.c (with q4_K and q6_K) */                                \
+	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)                   \
+	DOT_ENTRIES_DECLARE(isa, q5_K)
 AVX512_DECLARE_DOTS(avx512)
 AVX512_DECLARE_DOTS(avx512vnni)
 

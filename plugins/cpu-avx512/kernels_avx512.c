@@ -41,6 +41,14 @@
 		.matmul[GLLMK_Q4_0] = AVX512_MATMUL(Q8_0, dots, q4_0),                     \
 		.matmul[GLLMK_Q4_K] = AVX512_MATMUL(Q8_K, dots, q4_K),                     \
 		.matmul[GLLMK_Q6_K] = AVX512_MATMUL(Q8_K, dots, q6_K),                     \
+		.matmul[GLLMK_Q4_1] = AVX512_MATMUL(Q8_0, dots, q4_1),                     \
+		.matmul[GLLMK_Q5_0] = AVX512_MATMUL(Q8_0, dots, q5_0),                     \
+		.matmul[GLLMK_Q5_1] = AVX512_MATMUL(Q8_0, dots, q5_1),                     \
+		.matmul[GLLMK_IQ4_NL] = AVX512_MATMUL(Q8_0, dots, iq4_nl),                 \
+		.matmul[GLLMK_IQ4_XS] = AVX512_MATMUL(Q8_K, dots, iq4_xs),                 \
+		.matmul[GLLMK_Q2_K] = AVX512_MATMUL(Q8_K, dots, q2_K),                     \
+		.matmul[GLLMK_Q3_K] = AVX512_MATMUL(Q8_K, dots, q3_K),                     \
+		.matmul[GLLMK_Q5_K] = AVX512_MATMUL(Q8_K, dots, q5_K),                     \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \
