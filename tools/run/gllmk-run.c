@@ -368,7 +368,7 @@ static void print_json(const struct run_model *m, gllmk_context *ctx, const stru
 }
 
 static void print_text(const struct run_model *m, gllmk_context *ctx, const struct ids *prompt,
-		       const struct gen_result *g)
+		       const struct gen_result *g, bool quiet)
 {
 	struct run_vocab v;
 	char piece[256];
@@ -385,6 +385,8 @@ static void print_text(const struct run_model *m, gllmk_context *ctx, const stru
 		}
 		fputc('\n', stdout);
 	}
+	if (quiet)
+		return;
 	fprintf(stderr, "gllmk-run: %s on %s: load %.1f ms (%s), prompt %lld tokens %.1f ms (%.1f t/s), %lld more in %.1f ms (%.2f t/s)\n",
 		m->arch_name, gllmk_context_plugin(ctx), m->load_ms, m->wrapped ? "mapped" : "uploaded",
 		(long long)prompt->n, g->prefill_ms, prompt->n * 1e3 / fmax(g->prefill_ms, 1e-6), (long long)decoded,
@@ -436,7 +438,7 @@ static int run_generate(const struct run_model *m, gllmk_context *ctx, const str
 	if (!r && o->json)
 		print_json(m, ctx, o, &prompt, &g);
 	else if (!r)
-		print_text(m, ctx, &prompt, &g);
+		print_text(m, ctx, &prompt, &g, o->quiet);
 out:
 	if (lf)
 		fclose(lf);
