@@ -5,7 +5,8 @@
  * One file per concern: gllmk-bench.c (options, the run), bench_machine.c
  * (limits), bench_simd.c (the ISA kernels behind them), bench_openblas.c
  * (the peer), bench_data.c (random tensors), bench_time.c (repetitions and
- * statistics), bench_cases.c (the named benchmarks), bench_overhead.c
+ * statistics), bench_cases.c (the named benchmarks), bench_models.c (the
+ * matmul shapes of real models, per weight dtype), bench_overhead.c
  * (dispatch cost), bench_output.c (table and JSON).
  */
 #ifndef GLLMK_BENCH_H
@@ -25,38 +26,72 @@ struct bench_opts {
 	const char *filter;     /* NULL: every benchmark */
 	int threads;            /* 0: one per physical core */
 	int reps;               /* most timed repetitions per benchmark */
+	unsigned models;        /* bench_model_ids bits: models whose shapes run at M = 1 */
+	unsigned prefill;       /* the same, at M = 512 */
 	bool json;
 	bool smoke;
 };
 
 /* ------------------------------------------------------------ machine */
 
+#define BENCH_READ_KERNELS 4
+
+/* Reads bytes (a multiple of 256) from p; the sum keeps the loads alive. */
+struct bench_read_kernel {
+	const char *name; /* "plain", "prefetch", "two-stream", "non-temporal" */
+	uint64_t (*read)(const void *p, size_t bytes);
+};
+
 /* The ISA kernels that measure the limits: the widest the CPU runs. */
 struct bench_simd {
 	const char *isa;
 	/* Runs iters rounds of independent FMA chains; returns the flops done. */
 	double (*fma_chain)(uint64_t iters);
-	/* Reads bytes (a multiple of 256) from p; the sum keeps the loads alive. */
-	uint64_t (*read_sum)(const void *p, size_t bytes);
+	uint64_t (*read_sum)(const void *p, size_t bytes); /* = reads[0] */
+	/* Every read kernel the CPU runs; the DRAM limit is the best of them. */
+	struct bench_read_kernel reads[BENCH_READ_KERNELS];
+	int n_reads;
 };
 
 const struct bench_simd *bench_simd_select(void);
+
+/* The last-level cache: the largest unified cache in sysfs
+ * (/sys/devices/system/cpu/cpu0/cache/index*), else sysconf's figure. */
+struct bench_llc {
+	uint64_t bytes;     /* one instance; 0 unknown */
+	int level;          /* 0 unknown */
+	int instances;      /* distinct shared_cpu_lists among the online CPUs */
+	uint64_t total;     /* bytes × instances: what a rotation must exceed */
+	const char *source; /* "sysfs", "sysconf" or "none" */
+	char shared[64];    /* cpu0's shared_cpu_list */
+};
+
+/* One read kernel's DRAM figures: medians of the repetitions, and the best. */
+struct bench_read_figure {
+	const char *name;
+	double gbs_1t, gbs, best_1t, best;
+};
 
 struct bench_limits {
 	const char *isa;    /* of the kernels that measured them */
 	int threads;        /* "all threads": what gllmk and OpenBLAS get */
 	double peak_1t;     /* GFLOP/s, f32 FMA, one thread */
 	double peak;        /* GFLOP/s, all threads */
-	double dram_1t;     /* GB/s read, one thread */
-	double dram;        /* GB/s read, all threads */
+	double dram_1t;     /* GB/s read, one thread: the best kernel's median */
+	double dram;        /* GB/s read, all threads: the best kernel's median */
+	const char *dram_kernel;    /* the kernel behind dram */
+	struct bench_read_figure reads[BENCH_READ_KERNELS];
+	int n_reads, dram_reps;
 	double dram_mib;    /* size of the buffer read */
-	uint64_t llc_bytes; /* last-level cache as the CPU reports it; 0 unknown */
+	uint64_t llc_bytes; /* = llc.total; 0 unknown */
+	struct bench_llc llc;
 	double loadavg;     /* 1-minute load average at start; < 0 unknown */
 	char cpu[128];      /* model name */
 };
 
 int bench_physical_cores(void);
-uint64_t bench_llc_bytes(void);
+void bench_read_llc(struct bench_llc *llc);
+uint64_t bench_llc_bytes(void); /* llc.total */
 /* 0, or -1 when memory for the bandwidth buffer is missing. */
 int bench_measure_limits(struct bench_limits *lim, int threads, bool smoke);
 
@@ -91,7 +126,9 @@ struct bench_result {
 	double pct;               /* median as % of the limit; NAN for none */
 	double peer;              /* OpenBLAS median in unit; NAN for none */
 	double ratio;             /* median / peer; NAN for none */
-	char note[128];
+	double ratio_sgemm;       /* median / the plugin's f32 sgemm GFLOP/s; NAN for none */
+	double tokens_per_s;      /* decode steps per second a sum implies; NAN for none */
+	char note[160];
 };
 
 /* One run: the options, the context, the limits, the peer, the results. */
@@ -101,6 +138,7 @@ struct bench {
 	const char *plugin;       /* serving ctx */
 	struct bench_limits lim;
 	struct bench_blas *blas;  /* NULL: not installed */
+	double sgemm;             /* the plugin's f32 sgemm GFLOP/s in this run; 0 not yet */
 	const char *blas_why;
 	struct bench_result *res;
 	size_t n_res, cap_res;
@@ -147,6 +185,10 @@ uint64_t bench_rand(uint64_t *state);
 void bench_fill_f32(float *p, size_t n, uint64_t seed);
 /* Random but valid: values or blocks with sane f16/f32 scales. */
 void bench_fill_dtype(gllmk_dtype t, void *p, size_t bytes, uint64_t seed);
+/* The weight dtypes (f32, f16, bf16 and every quant dtype a model stores
+ * weights in) into out, from the one table in bench_data.c; returns how many. */
+#define BENCH_MAX_DTYPES 32
+size_t bench_weight_dtypes(gllmk_dtype out[BENCH_MAX_DTYPES]);
 uint64_t bench_matrix_bytes(gllmk_dtype t, int64_t rows, int64_t cols);
 /* A buffer of bytes random data of dtype t (written in chunks, so the host
  * holds little); NULL and *st on failure. */
@@ -157,6 +199,14 @@ gllmk_buffer *bench_upload(struct bench *b, const void *host, uint64_t bytes, gl
 
 void bench_cases_gemm(struct bench *b);
 void bench_cases_matmul_quant(struct bench *b);
+/* The f32 sgemm GFLOP/s of this run (runs the sgemm case when it has not run). */
+double bench_sgemm_gflops(struct bench *b);
+/* Model ids: "1b" and "8b", as --models and --prefill name them. */
+#define BENCH_MODEL_1B (1u << 0)
+#define BENCH_MODEL_8B (1u << 1)
+/* Parses "1b,8b", "all" or "none" into BENCH_MODEL_ bits; -1 if bad. */
+int bench_parse_models(const char *s, unsigned *out);
+void bench_cases_models(struct bench *b);
 void bench_cases_memory(struct bench *b);
 void bench_cases_attention(struct bench *b);
 void bench_cases_overhead(struct bench *b);

@@ -178,6 +178,8 @@ static void f32_case(struct bench *b, const char *name, enum call_op op, int m, 
 		bench_fail(b, name, st);
 	} else if ((r = bench_add(b, "GFLOP/s", BENCH_LIMIT_PEAK, "%s", name))) {
 		bench_rate(r, &stats, gflop);
+		if (op == CALL_GEMM)
+			b->sgemm = r->median;
 		if (op == CALL_MATMUL)
 			snprintf(r->note, sizeof(r->note), "%.1f GB/s of weights",
 				 (double)nb * 4 / 1e9 / stats.median);
@@ -206,6 +208,18 @@ void bench_cases_gemm(struct bench *b)
 		if (bench_selected(b, name))
 			f32_case(b, name, CALL_MATMUL, ms[i], n, n);
 	}
+}
+
+double bench_sgemm_gflops(struct bench *b)
+{
+	int n = b->opt->smoke ? SMOKE_GEMM_N : GEMM_N;
+	char name[96];
+
+	if (b->sgemm <= 0) {
+		snprintf(name, sizeof(name), "sgemm %dx%dx%d", n, n, n);
+		f32_case(b, name, CALL_GEMM, n, n, n);
+	}
+	return b->sgemm;
 }
 
 /* ------------------------------------------------------------ quantized matmul */

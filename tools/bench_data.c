@@ -10,21 +10,38 @@
 
 #define CHUNK_BYTES (16u << 20)
 
-/* Where a block keeps its scales: up to two f16 fields (byte offsets, -1
- * for none), or one f32 (q8_K). Layouts: SPEC/QUANT.md. */
+/* Every dtype the tool fills, in the order the model-shape benchmarks run
+ * them: whether models store weights in it (q8_K is an activation format),
+ * and where a block keeps its scales: up to two f16 fields (byte offsets,
+ * -1 for none), or one f32 (q8_K). Layouts: SPEC/QUANT.md. f32, f16 and
+ * bf16 have no blocks: bench_fill_dtype fills them as values. */
 struct block_scales {
 	int32_t dtype;
+	bool weight;
 	int16_t half_at[2];
 	int16_t float_at;
 };
 
 static const struct block_scales block_scales[] = {
-	{ GLLMK_Q4_0, { 0, -1 }, -1 },   { GLLMK_Q4_1, { 0, 2 }, -1 },    { GLLMK_Q5_0, { 0, -1 }, -1 },
-	{ GLLMK_Q5_1, { 0, 2 }, -1 },    { GLLMK_Q8_0, { 0, -1 }, -1 },   { GLLMK_Q2_K, { 80, 82 }, -1 },
-	{ GLLMK_Q3_K, { 108, -1 }, -1 }, { GLLMK_Q4_K, { 0, 2 }, -1 },    { GLLMK_Q5_K, { 0, 2 }, -1 },
-	{ GLLMK_Q6_K, { 208, -1 }, -1 }, { GLLMK_Q8_K, { -1, -1 }, 0 },   { GLLMK_IQ4_NL, { 0, -1 }, -1 },
-	{ GLLMK_IQ4_XS, { 0, -1 }, -1 },
+	{ GLLMK_F32, true, { -1, -1 }, -1 },    { GLLMK_F16, true, { -1, -1 }, -1 },
+	{ GLLMK_BF16, true, { -1, -1 }, -1 },   { GLLMK_Q8_0, true, { 0, -1 }, -1 },
+	{ GLLMK_Q4_0, true, { 0, -1 }, -1 },    { GLLMK_Q4_1, true, { 0, 2 }, -1 },
+	{ GLLMK_Q5_0, true, { 0, -1 }, -1 },    { GLLMK_Q5_1, true, { 0, 2 }, -1 },
+	{ GLLMK_Q2_K, true, { 80, 82 }, -1 },   { GLLMK_Q3_K, true, { 108, -1 }, -1 },
+	{ GLLMK_Q4_K, true, { 0, 2 }, -1 },     { GLLMK_Q5_K, true, { 0, 2 }, -1 },
+	{ GLLMK_Q6_K, true, { 208, -1 }, -1 },  { GLLMK_IQ4_NL, true, { 0, -1 }, -1 },
+	{ GLLMK_IQ4_XS, true, { 0, -1 }, -1 },  { GLLMK_Q8_K, false, { -1, -1 }, 0 },
 };
+
+size_t bench_weight_dtypes(gllmk_dtype out[BENCH_MAX_DTYPES])
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(block_scales) / sizeof(block_scales[0]) && n < BENCH_MAX_DTYPES; i++)
+		if (block_scales[i].weight)
+			out[n++] = (gllmk_dtype)block_scales[i].dtype;
+	return n;
+}
 
 uint64_t bench_rand(uint64_t *s)
 {

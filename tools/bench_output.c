@@ -35,7 +35,8 @@ struct bench_result *bench_add(struct bench *b, const char *unit, enum bench_lim
 		b->cap_res = cap;
 	}
 	r = &b->res[b->n_res++];
-	*r = (struct bench_result){ .unit = unit, .limit = limit, .pct = NAN, .peer = NAN, .ratio = NAN };
+	*r = (struct bench_result){ .unit = unit, .limit = limit, .pct = NAN, .peer = NAN, .ratio = NAN,
+				    .ratio_sgemm = NAN, .tokens_per_s = NAN };
 	va_start(ap, fmt);
 	vsnprintf(r->name, sizeof(r->name), fmt, ap);
 	va_end(ap);
@@ -78,15 +79,26 @@ void bench_print_header(const struct bench *b)
 	printf("## gllmk-bench %s: plugin %s, %d threads\n\n", GLLMK_VERSION, b->plugin, l->threads);
 	printf("- command: `%s`\n", b->command);
 	printf("- date: %s\n", b->date);
-	printf("- machine: %s, %d threads used, last-level cache %.0f MiB\n", l->cpu, l->threads,
-	       (double)l->llc_bytes / BENCH_MiB);
+	printf("- machine: %s, %d threads used\n", l->cpu, l->threads);
+	if (l->llc.bytes)
+		printf("- last-level cache (%s): L%d %.0f MiB shared by CPUs %s, %d instance%s, %.0f MiB in all\n",
+		       l->llc.source, l->llc.level, (double)l->llc.bytes / BENCH_MiB, *l->llc.shared ? l->llc.shared : "?",
+		       l->llc.instances, l->llc.instances == 1 ? "" : "s", (double)l->llc.total / BENCH_MiB);
+	else
+		printf("- last-level cache: unknown\n");
 	if (l->loadavg >= 0)
 		printf("- load average at start: %.2f on %ld CPUs%s\n", l->loadavg, sysconf(_SC_NPROCESSORS_ONLN),
 		       l->loadavg > 0.5 ? " (other work was running: every figure below is lowered by it)" : "");
 	printf("- FMA peak (f32, %s kernel, best of 5): %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d\n", l->isa, l->peak_1t,
 	       l->peak, l->threads);
-	printf("- DRAM read bandwidth (%.0f MiB, best of 5): %.1f GB/s on 1 thread, %.1f GB/s on %d\n", l->dram_mib, l->dram_1t,
-	       l->dram, l->threads);
+	printf("- DRAM read bandwidth (%.0f MiB, best kernel's median of %d): %.1f GB/s on 1 thread, %.1f GB/s on %d"
+	       " (limit: %s)\n", l->dram_mib, l->dram_reps, l->dram_1t, l->dram, l->threads,
+	       l->dram_kernel ? l->dram_kernel : "-");
+	printf("- DRAM read kernels, GB/s median (best) on 1 thread / on %d:", l->threads);
+	for (int k = 0; k < l->n_reads; k++)
+		printf("%s %s %.1f (%.1f) / %.1f (%.1f)", k ? ";" : "", l->reads[k].name, l->reads[k].gbs_1t,
+		       l->reads[k].best_1t, l->reads[k].gbs, l->reads[k].best);
+	printf("\n");
 	printf("- peer: %s\n", b->blas ? bench_blas_version(b->blas) : b->blas_why);
 	printf("- medians of up to %d repetitions after one warm-up%s\n\n", b->opt->reps,
 	       b->opt->smoke ? " (smoke mode: tiny sizes, not figures)" : "");
@@ -174,6 +186,8 @@ static void json_result(const struct bench_result *r, bool last)
 	json_field_num("pct_of_limit", r->pct, ", ");
 	json_field_num("openblas", r->peer, ", ");
 	json_field_num("ratio_to_openblas", r->ratio, ", ");
+	json_field_num("ratio_to_sgemm", r->ratio_sgemm, ", ");
+	json_field_num("tokens_per_s", r->tokens_per_s, ", ");
 	json_field_str("note", r->note, "");
 	printf("}%s\n", last ? "" : ",");
 }
@@ -193,14 +207,31 @@ void bench_print_json(const struct bench *b)
 	json_field_str("cpu", l->cpu, ", ");
 	json_field_num("threads", l->threads, ", ");
 	json_field_num("llc_bytes", (double)l->llc_bytes, ", ");
+	json_field_num("llc_instance_bytes", (double)l->llc.bytes, ", ");
+	json_field_num("llc_level", l->llc.level, ", ");
+	json_field_num("llc_instances", l->llc.instances, ", ");
+	json_field_str("llc_shared_cpu_list", l->llc.shared, ", ");
+	json_field_str("llc_source", l->llc.source, ", ");
 	json_field_num("loadavg_1min", l->loadavg, ", ");
 	json_field_str("kernel_isa", l->isa, ", ");
 	json_field_num("fma_peak_gflops_1t", l->peak_1t, ", ");
 	json_field_num("fma_peak_gflops", l->peak, ", ");
 	json_field_num("dram_read_mib", l->dram_mib, ", ");
 	json_field_num("dram_read_gbs_1t", l->dram_1t, ", ");
-	json_field_num("dram_read_gbs", l->dram, "");
-	printf("},\n  ");
+	json_field_num("dram_read_gbs", l->dram, ", ");
+	json_field_str("dram_read_kernel", l->dram_kernel, ", ");
+	json_field_num("dram_read_reps", l->dram_reps, ", ");
+	printf("\"dram_read_kernels\": [");
+	for (int k = 0; k < l->n_reads; k++) {
+		printf("%s{", k ? ", " : "");
+		json_field_str("name", l->reads[k].name, ", ");
+		json_field_num("gbs_1t", l->reads[k].gbs_1t, ", ");
+		json_field_num("gbs", l->reads[k].gbs, ", ");
+		json_field_num("best_gbs_1t", l->reads[k].best_1t, ", ");
+		json_field_num("best_gbs", l->reads[k].best, "");
+		printf("}");
+	}
+	printf("]},\n  ");
 	json_field_str("openblas", b->blas ? bench_blas_version(b->blas) : NULL, ",\n  ");
 	json_field_num("failures", b->failures, ",\n  ");
 	printf("\"results\": [\n");

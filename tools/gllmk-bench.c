@@ -2,7 +2,7 @@
  * next to the machine's limits, measured at start.
  *
  *   gllmk-bench [--plugin NAME] [--plugin-dir DIR] [--threads N] [--filter SUBSTR]
- *               [--reps N] [--json] [--smoke]
+ *               [--reps N] [--models LIST] [--prefill LIST] [--json] [--smoke]
  *
  * A Markdown table by default (ready for BENCHMARKS.md), one JSON document
  * with --json. --smoke runs tiny sizes in seconds: what CI runs; its figures
@@ -18,6 +18,8 @@
 
 #define DEFAULT_REPS 10
 #define SMOKE_REPS 3
+#define DEFAULT_MODELS (BENCH_MODEL_1B | BENCH_MODEL_8B)
+#define DEFAULT_PREFILL BENCH_MODEL_1B
 
 static void usage(FILE *f)
 {
@@ -28,6 +30,9 @@ static void usage(FILE *f)
 		"  --threads N        threads for gllmk, OpenBLAS and the limits (default: physical cores)\n"
 		"  --filter SUBSTR    only benchmarks whose name contains SUBSTR\n"
 		"  --reps N           at most N timed repetitions per benchmark (default %d)\n"
+		"  --models LIST      models whose matmul shapes run at M = 1: 1b, 8b, all or none\n"
+		"                     (default all)\n"
+		"  --prefill LIST     models whose layer shapes also run at M = 512 (default 1b)\n"
 		"  --json             one JSON document instead of the table\n"
 		"  --smoke            tiny sizes and %d repetitions: checks the tool, not the machine\n",
 		DEFAULT_REPS, SMOKE_REPS);
@@ -51,10 +56,13 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "threads", required_argument, NULL, 't' }, { "filter", required_argument, NULL, 'f' },
 		{ "reps", required_argument, NULL, 'r' },    { "json", no_argument, NULL, 'j' },
 		{ "smoke", no_argument, NULL, 's' },         { "help", no_argument, NULL, 'h' },
+		{ "models", required_argument, NULL, 'm' },  { "prefill", required_argument, NULL, 'P' },
 		{ 0 },
 	};
 	int c, reps = 0;
 
+	o->models = DEFAULT_MODELS;
+	o->prefill = DEFAULT_PREFILL;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': o->plugin = optarg; break;
@@ -68,6 +76,14 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'r':
 			if (parse_int(optarg, 1, &reps))
+				return -1;
+			break;
+		case 'm':
+			if (bench_parse_models(optarg, &o->models))
+				return -1;
+			break;
+		case 'P':
+			if (bench_parse_models(optarg, &o->prefill))
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
@@ -134,6 +150,7 @@ int main(int argc, char **argv)
 
 	bench_cases_gemm(&b);
 	bench_cases_matmul_quant(&b);
+	bench_cases_models(&b);
 	bench_cases_memory(&b);
 	bench_cases_attention(&b);
 	bench_cases_overhead(&b);

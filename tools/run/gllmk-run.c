@@ -456,8 +456,12 @@ static int run(const struct run_opts *o, struct run_error *e)
 	int r;
 
 	memset(&m, 0, sizeof(m));
-	if (gguf_open(o->model, &f, e->msg, sizeof(e->msg)))
-		return e->status = RUN_E_BAD_INPUT;
+	if (gguf_open(o->model, &f, e->msg, sizeof(e->msg))) {
+		char why[sizeof(e->msg)];
+
+		memcpy(why, e->msg, sizeof(why));
+		return run_fail(e, RUN_E_BAD_INPUT, "%s: %s", o->model, why);
+	}
 	r = model_describe(f, &m, e);
 	if (!r && o->info)
 		info_print(&m, stdout);
