@@ -1,6 +1,6 @@
 /* cpu-avx2's kernels (contracts: cpu_kernels.h). All of them are compiled
- * with -mavx2 -mfma -mf16c; the vec_dot kernels of matmul_quant_avx2.c are
- * compiled twice, as avx2_* (vpmaddubsw, any Haswell-class CPU) and as
+ * with -mavx2 -mfma -mf16c; the vec_dot kernels of the 32-element formats
+ * are compiled twice, as avx2_* (vpmaddubsw, any Haswell-class CPU) and as
  * avx2vnni_* (-mavxvnni: vpdpbusd), and open picks the table by CPUID.
  */
 #ifndef GLLMK_CPU_AVX2_KERNELS_H
@@ -31,12 +31,17 @@ void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
  * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
 #define AVX2_DOT_ROWS 4
 
-/* matmul_quant_avx2.c, per integer-dot flavour: weight rows of q8_0 and
- * q4_0 against q8_0 activations, q4_K and q6_K against q8_K. */
+/* Block weights against q8_0 / q8_K activations, per integer-dot flavour
+ * (avx2_dot.h): matmul_quant_avx2.c and matmul_legacy_avx2.c, built as
+ * avx2_* and avx2vnni_*; matmul_kquant_avx2.c, as avx2_* only. */
 #define AVX2_DECLARE_VEC_DOTS(isa)                                                      \
 	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)
+	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
+	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
+	DOT_ENTRIES_DECLARE(isa, iq4_xs)
 AVX2_DECLARE_VEC_DOTS(avx2)
 AVX2_DECLARE_VEC_DOTS(avx2vnni)
+DOT_ENTRIES_DECLARE(avx2, q2_K) DOT_ENTRIES_DECLARE(avx2, q3_K) DOT_ENTRIES_DECLARE(avx2, q4_K)
+DOT_ENTRIES_DECLARE(avx2, q5_K) DOT_ENTRIES_DECLARE(avx2, q6_K)
 
 #endif

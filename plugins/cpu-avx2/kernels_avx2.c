@@ -1,7 +1,8 @@
 /* cpu-avx2's kernel tables: the reference kernels, overridden by the AVX2
  * ones (a later designated initialiser wins; -Wno-override-init). Two
- * tables that differ only in the integer dot of the quantized matmul:
- * vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks one. */
+ * tables that differ only in the integer dot of the 32-element formats'
+ * matmul: vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks
+ * one. The K-quants' (matmul_kquant_avx2.c) are vpmaddubsw in both. */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -34,8 +35,16 @@
 		DOT_FLOAT_MATMULS(avx2),                                                        \
 		.matmul[GLLMK_Q8_0] = AVX2_MATMUL(Q8_0, dot, q8_0),                             \
 		.matmul[GLLMK_Q4_0] = AVX2_MATMUL(Q8_0, dot, q4_0),                             \
-		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, dot, q4_K),                             \
-		.matmul[GLLMK_Q6_K] = AVX2_MATMUL(Q8_K, dot, q6_K),                             \
+		.matmul[GLLMK_Q4_1] = AVX2_MATMUL(Q8_0, dot, q4_1),                             \
+		.matmul[GLLMK_Q5_0] = AVX2_MATMUL(Q8_0, dot, q5_0),                             \
+		.matmul[GLLMK_Q5_1] = AVX2_MATMUL(Q8_0, dot, q5_1),                             \
+		.matmul[GLLMK_IQ4_NL] = AVX2_MATMUL(Q8_0, dot, iq4_nl),                         \
+		.matmul[GLLMK_IQ4_XS] = AVX2_MATMUL(Q8_K, dot, iq4_xs),                         \
+		.matmul[GLLMK_Q2_K] = AVX2_MATMUL(Q8_K, avx2, q2_K),                            \
+		.matmul[GLLMK_Q3_K] = AVX2_MATMUL(Q8_K, avx2, q3_K),                            \
+		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, avx2, q4_K),                            \
+		.matmul[GLLMK_Q5_K] = AVX2_MATMUL(Q8_K, avx2, q5_K),                            \
+		.matmul[GLLMK_Q6_K] = AVX2_MATMUL(Q8_K, avx2, q6_K),                            \
 		.mr = AVX2_SGEMM_MR,                                                            \
 		.nr = AVX2_SGEMM_NR,                                                            \
 		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \

@@ -6,10 +6,15 @@
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
+#include "dot_rows.h"
 #include "neon_kernels.h"
 #include "dot_float_simd.h"
 #include "rows_simd.h"
 #include "attn_simd.h"
+
+/* Every block format: activations encoded to q8_0 (32-element formats) or
+ * q8_K (256-element ones), NEON_DOT_ROWS weight rows a call. */
+#define NEON_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, NEON_DOT_ROWS)
 
 #define NEON_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -23,10 +28,18 @@
 		.quant_row[GLLMK_Q8_0] = neon_quant_row_q8_0,                                   \
 		.quant_row[GLLMK_Q8_K] = neon_quant_row_q8_K,                                   \
 		DOT_FLOAT_MATMULS(neon),                                                        \
-		.matmul[GLLMK_Q8_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q8_0 }, \
-		.matmul[GLLMK_Q4_0] = { .vec_dtype = GLLMK_Q8_0, .vec_dot = dot##_vec_dot_q4_0 }, \
-		.matmul[GLLMK_Q4_K] = { .vec_dtype = GLLMK_Q8_K, .vec_dot = dot##_vec_dot_q4_K }, \
-		.matmul[GLLMK_Q6_K] = { .vec_dtype = GLLMK_Q8_K, .vec_dot = dot##_vec_dot_q6_K }, \
+		.matmul[GLLMK_Q8_0] = NEON_MATMUL(Q8_0, dot, q8_0),                             \
+		.matmul[GLLMK_Q4_0] = NEON_MATMUL(Q8_0, dot, q4_0),                             \
+		.matmul[GLLMK_Q4_1] = NEON_MATMUL(Q8_0, dot, q4_1),                             \
+		.matmul[GLLMK_Q5_0] = NEON_MATMUL(Q8_0, dot, q5_0),                             \
+		.matmul[GLLMK_Q5_1] = NEON_MATMUL(Q8_0, dot, q5_1),                             \
+		.matmul[GLLMK_IQ4_NL] = NEON_MATMUL(Q8_0, dot, iq4_nl),                         \
+		.matmul[GLLMK_Q2_K] = NEON_MATMUL(Q8_K, dot, q2_K),                             \
+		.matmul[GLLMK_Q3_K] = NEON_MATMUL(Q8_K, dot, q3_K),                             \
+		.matmul[GLLMK_Q4_K] = NEON_MATMUL(Q8_K, dot, q4_K),                             \
+		.matmul[GLLMK_Q5_K] = NEON_MATMUL(Q8_K, dot, q5_K),                             \
+		.matmul[GLLMK_Q6_K] = NEON_MATMUL(Q8_K, dot, q6_K),                             \
+		.matmul[GLLMK_IQ4_XS] = NEON_MATMUL(Q8_K, dot, iq4_xs),                         \
 		.mr = NEON_SGEMM_MR,                                                            \
 		.nr = NEON_SGEMM_NR,                                                            \
 		.sgemm_ukernel = neon_sgemm_ukernel,                                            \

@@ -1,12 +1,14 @@
 /* cpu-neon's kernels (contracts: cpu_kernels.h). AdvSIMD is part of the
- * AArch64 base ISA; only matmul_quant_neon.c is built a second time, with
- * -march=armv8.2-a+dotprod, as neondot_* (sdot), and open picks the table
- * by HWCAP (probe_neon.c).
+ * AArch64 base ISA; only the integer dots (matmul_*_neon.c) are built a
+ * second time, with -march=armv8.2-a+dotprod, as neondot_* (sdot), and open
+ * picks the table by HWCAP (probe_neon.c).
  */
 #ifndef GLLMK_CPU_NEON_KERNELS_H
 #define GLLMK_CPU_NEON_KERNELS_H
 
 #include <stdint.h>
+
+#include "dot_rows.h"
 
 /* sgemm_neon.c: 8×12 FMA register block (24 accumulators of 4 lanes, 3 B
  * and 2 A registers: 29 of the 32 vector registers). */
@@ -20,13 +22,20 @@ void neon_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int
 void neon_quant_row_q8_0(const float *src, void *dst, int64_t n);
 void neon_quant_row_q8_K(const float *src, void *dst, int64_t n);
 
-/* matmul_quant_neon.c, per integer-dot flavour: weight rows of q8_0 and
- * q4_0 against q8_0 activations, q4_K and q6_K against q8_K. */
-#define NEON_DECLARE_VEC_DOTS(isa)                                          \
-	float isa##_vec_dot_q8_0(int64_t n, const void *w, const void *xq); \
-	float isa##_vec_dot_q4_0(int64_t n, const void *w, const void *xq); \
-	float isa##_vec_dot_q4_K(int64_t n, const void *w, const void *xq); \
-	float isa##_vec_dot_q6_K(int64_t n, const void *w, const void *xq);
+/* matmul_*_neon.c, per integer-dot flavour (neon_dot.h): block weights
+ * against q8_0 activations (32-element formats) or q8_K (256-element ones),
+ * each as vec_dot and as vec_dot_rows of NEON_DOT_ROWS rows. */
+#define NEON_DOT_ROWS 4
+#define NEON_DECLARE_VEC_DOTS(isa)                                              \
+	/* matmul_quant_neon.c */                                               \
+	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)           \
+	/* matmul_legacy_neon.c */                                              \
+	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)           \
+	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)         \
+	/* matmul_kquant_neon.c */                                              \
+	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)           \
+	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q5_K)           \
+	DOT_ENTRIES_DECLARE(isa, q6_K) DOT_ENTRIES_DECLARE(isa, iq4_xs)
 NEON_DECLARE_VEC_DOTS(neon)
 NEON_DECLARE_VEC_DOTS(neondot)
 

@@ -44,6 +44,23 @@ static DOT_ALWAYS_INLINE void dot_prefetch_rows(const void *w, int64_t stride, i
 			__builtin_prefetch(base + r * stride + off + o, 0, 3);
 }
 
+/* The 8 6-bit sub-block scales ls of an iq4_xs block (SPEC/QUANT.md),
+ * one a byte, sub-block j in byte j: the 4-bit fields of scales_l and the
+ * 2-bit fields of scales_h spread out in 64-bit words. */
+static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4])
+{
+	uint64_t lo = (uint64_t)scales_l[0] | (uint64_t)scales_l[1] << 8 | (uint64_t)scales_l[2] << 16 |
+		      (uint64_t)scales_l[3] << 24, hi = scales_h;
+
+	lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
+	lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
+	lo = (lo | lo << 4) & 0x0f0f0f0f0f0f0f0full;
+	hi = (hi | hi << 24) & 0x000000ff000000ffull;
+	hi = (hi | hi << 12) & 0x000f000f000f000full;
+	hi = (hi | hi << 6) & 0x0303030303030303ull;
+	return lo | hi << 4;
+}
+
 /* vec_dot and vec_dot_rows of format t from its body t##_rows: `name(t)`
  * spells the exported names, row_bytes(n) a row's bytes for vec_dot's
  * prefetch past its end, rows the table's dot_rows. */
@@ -59,6 +76,17 @@ static DOT_ALWAYS_INLINE void dot_prefetch_rows(const void *w, int64_t stride, i
 	{                                                                                           \
 		t##_rows(n, w, stride, xq, out, rows);                                              \
 	}
+
+/* DEFINE_DOT_ENTRIES for format t of a family whose formats share one
+ * body, body(f, n, w, stride, xq, out, rows) with f the format's constant
+ * (the K-quants' kq_rows): t##_rows is that body with f = F. */
+#define DEFINE_DOT_FAMILY_ENTRIES(name, body, t, F, row_bytes, rows)                                \
+	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *w, int64_t stride, const void *xq, \
+					       float *out, const int nrows)                             \
+	{                                                                                           \
+		body(F, n, w, stride, xq, out, nrows);                                              \
+	}                                                                                           \
+	DEFINE_DOT_ENTRIES(name, t, row_bytes, rows)
 
 /* What DEFINE_DOT_ENTRIES defines, declared: isa_vec_dot_t and
  * isa_vec_dot_rows_t. */

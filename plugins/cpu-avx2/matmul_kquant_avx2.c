@@ -1,0 +1,284 @@
+/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) against q8_K activations,
+ * in integer arithmetic, one body for the five as cpu-avx512's
+ * matmul_kquant_avx512.c (the formulas are its): a format decodes a block
+ * into its 256 quants as unsigned bytes (8 ymm of 32 in element order),
+ * the 16 scales of its groups of 16 (q4_K and q5_K: each of their 8
+ * scales of 32 twice) and the coefficient of each group's Σ x, and
+ *
+ *   Σ y·x = d·dx·Σ_g sc_g·Σ_g u·x − dbias·dx·Σ_g bias_g·Σ_g x
+ *
+ * with Σ_g u·x by vpmaddubsw and sc_g on the vpmaddwd that follows (u ≤ 63:
+ * every pair sum stays below 2^15), Σ_g x the activation's bsums:
+ *
+ *   q2_K  y = d·sc·u − dmin·m       u 0..3:  bias m,  dbias dmin
+ *   q3_K  y = d·sc·(u − 4)          u 0..7 (the hmask bit as 4): bias sc, dbias 4·d
+ *   q4_K  y = d·sc·u − dmin·m       u 0..15: bias m,  dbias dmin
+ *   q5_K  y = d·sc·u − dmin·m       u 0..31 (the qh bit as 16)
+ *   q6_K  y = d·sc·(u − 32)         u 0..63: bias sc, dbias 32·d
+ *
+ * (q3_K and q6_K subtract their bias in integers: dbias = 2^s·d.)
+ *
+ * vpmaddubsw in both of the plugin's tables (avx2_dot.h): built once, as
+ * avx2_*.
+ */
+#include <stddef.h>
+
+#include "avx2_dot.h"
+
+/* One block as the body meets it. */
+struct kq_block {
+	__m256i q[8];   /* the 256 quants, unsigned, 32 a ymm in element order */
+	__m256i sc;     /* the 16 groups' scales, i16: even groups, then odd */
+	__m256i bias;   /* the 16 groups' coefficients of Σ x, i16, in order */
+	float d, dbias; /* the factors of the scales and of the bias (× dx later) */
+};
+
+/* 16 int8 group scales in group order to the i16 form of kq_block.sc:
+ * lanes 0..7 groups 0, 2, .., 14, lanes 8..15 groups 1, 3, .., 15, so that
+ * splat16(sc, c) is chunk c's: groups 2c (its elements 0..15) and 2c + 1. */
+static inline __m256i kq_scales16(__m128i sc8)
+{
+	return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11,
+									13, 15)));
+}
+
+/* q3_K's and q6_K's head: 16 signed group scales sc8, each its group's
+ * bias too (dbias 2^s·d, kq_bias_shift). */
+static DOT_ALWAYS_INLINE struct kq_block kq_signed_scales(__m128i sc8, uint16_t d)
+{
+	return (struct kq_block){ .sc = kq_scales16(sc8), .bias = _mm256_cvtepi8_epi16(sc8), .d = f16(d) };
+}
+
+/* Bit c of every byte of hb moved to bit b (c, b < 8), the others 0. */
+static DOT_ALWAYS_INLINE __m256i bit_to(__m256i hb, int c, int b)
+{
+	const __m256i v = c < b ? _mm256_slli_epi16(hb, b - c) : _mm256_srli_epi16(hb, c - b);
+
+	return _mm256_and_si256(v, _mm256_set1_epi8((char)(1 << b)));
+}
+
+/* Adds 2^b to the quants of chunk c (elements 32c ..) whose bit c is set
+ * in hb[l] (q3_K's hmask, q5_K's qh; l < 32). */
+static DOT_ALWAYS_INLINE void add_high_bits(const uint8_t hb[32], __m256i q[8], int b)
+{
+	const __m256i h = _mm256_loadu_si256((const __m256i *)hb);
+
+	for (int c = 0; c < 8; c++)
+		q[c] = _mm256_or_si256(q[c], bit_to(h, c, b));
+}
+
+/* q2_K's and q3_K's 2-bit fields: element 128h + 32s + l is
+ * (qs[32h + l] >> 2s) & 3, chunk 4h + s. */
+static DOT_ALWAYS_INLINE void crumbs(const uint8_t qs[64], __m256i q[8])
+{
+	for (int h = 0; h < 2; h++) {
+		const __m256i b = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+
+		for (int s = 0; s < 4; s++)
+			q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(b, 2 * s), _mm256_set1_epi8(3));
+	}
+}
+
+/* q4_K's and q5_K's 4-bit fields: chunk 2j the low nibbles of
+ * qs[32j ..], 2j + 1 the high ones. */
+static DOT_ALWAYS_INLINE void nibble_chunks(const uint8_t qs[128], __m256i q[8])
+{
+	const __m256i low4 = _mm256_set1_epi8(0x0f);
+
+	for (int j = 0; j < 4; j++) {
+		const __m256i b = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
+
+		q[2 * j] = _mm256_and_si256(b, low4);
+		q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(b, 4), low4);
+	}
+}
+
+static DOT_ALWAYS_INLINE struct kq_block q2_K_block(const struct block_q2_K *b)
+{
+	const __m128i s = _mm_loadu_si128((const __m128i *)b->scales), m4 = _mm_set1_epi8(0x0f);
+	struct kq_block k = {
+		.sc = kq_scales16(_mm_and_si128(s, m4)),
+		.bias = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4)),
+		.d = f16(b->d),
+		.dbias = f16(b->dmin),
+	};
+
+	crumbs(b->qs, k.q);
+	return k;
+}
+
+/* q3_K's 16 6-bit scales (SPEC/QUANT.md), four a 32-bit word: the low
+ * nibbles of bytes 0..7 then their high nibbles, with bits 2j, 2j + 1 of
+ * bytes 8..11 as bits 4, 5 of scales 4j .. 4j + 3. */
+static DOT_ALWAYS_INLINE __m128i q3_K_scales(const uint8_t s[12])
+{
+	const uint32_t low4 = 0x0f0f0f0f, low2 = 0x03030303;
+	uint32_t u[3];
+
+	memcpy(u, s, sizeof(u));
+	return _mm_setr_epi32((int)((u[0] & low4) | (u[2] & low2) << 4),
+			      (int)((u[1] & low4) | ((u[2] >> 2) & low2) << 4),
+			      (int)(((u[0] >> 4) & low4) | ((u[2] >> 4) & low2) << 4),
+			      (int)(((u[1] >> 4) & low4) | ((u[2] >> 6) & low2) << 4));
+}
+
+static DOT_ALWAYS_INLINE struct kq_block q3_K_block(const struct block_q3_K *b)
+{
+	struct kq_block k = kq_signed_scales(_mm_sub_epi8(q3_K_scales(b->scales), _mm_set1_epi8(32)), b->d);
+
+	crumbs(b->qs, k.q);
+	add_high_bits(b->hmask, k.q, 2);
+	return k;
+}
+
+/* q4_K's 12 bytes of 6-bit scales and mins as 8 scales then 8 mins, one
+ * byte each (k4_scale_min in quant_ref.c). */
+static DOT_ALWAYS_INLINE void q4_K_scales(const uint8_t s[K_SCALE_SIZE], uint32_t out[4])
+{
+	const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+	uint32_t u[3];
+
+	memcpy(u, s, sizeof(u));
+	out[0] = u[0] & low6;                                           /* scales 0..3 */
+	out[1] = (u[2] & low4) | ((u[0] >> 6) & low2) << 4;             /* scales 4..7 */
+	out[2] = u[1] & low6;                                           /* mins 0..3 */
+	out[3] = ((u[2] >> 4) & low4) | ((u[1] >> 6) & low2) << 4;      /* mins 4..7 */
+}
+
+/* q4_K's and q5_K's scales (each scale of 32 is both groups', and chunk
+ * c's is scale c: [s0 .. s7] in both halves) and mins (each twice). */
+_Static_assert(offsetof(struct block_q5_K, scales) == offsetof(struct block_q4_K, scales) &&
+	       offsetof(struct block_q5_K, dmin) == offsetof(struct block_q4_K, dmin), "q5_K head");
+
+static DOT_ALWAYS_INLINE struct kq_block k4_block(const struct block_q4_K *b)
+{
+	uint32_t sm[4];
+
+	q4_K_scales(b->scales, sm);
+
+	const __m128i s8 = _mm_set_epi32(0, 0, (int)sm[1], (int)sm[0]), m8 = _mm_set_epi32(0, 0, (int)sm[3], (int)sm[2]);
+
+	return (struct kq_block){
+		.sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(s8)),
+		.bias = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)),
+		.d = f16(b->d),
+		.dbias = f16(b->dmin),
+	};
+}
+
+static DOT_ALWAYS_INLINE struct kq_block q4_K_block(const struct block_q4_K *b)
+{
+	struct kq_block k = k4_block(b);
+
+	nibble_chunks(b->qs, k.q);
+	return k;
+}
+
+static DOT_ALWAYS_INLINE struct kq_block q5_K_block(const struct block_q5_K *b)
+{
+	struct kq_block k = k4_block((const struct block_q4_K *)b);
+
+	nibble_chunks(b->qs, k.q);
+	add_high_bits(b->qh, k.q, 4);
+	return k;
+}
+
+/* q6_K: half h's chunks 4h .. 4h + 3 are a nibble of ql[64h ..] (low of
+ * the first 32 bytes, low of the next 32, high, high) and 2 bits of
+ * qh[32h ..] (bits 0-1, 2-3, 4-5, 6-7) as bits 4-5. */
+static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
+{
+	const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+	struct kq_block k = kq_signed_scales(_mm_loadu_si128((const __m128i *)b->scales), b->d);
+
+	for (int h = 0; h < 2; h++) {
+		const uint8_t *ql = b->ql + 64 * h;
+		const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+		const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+		const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+
+		k.q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45));
+		k.q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+						 _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45));
+		k.q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+						 _mm256_and_si256(hb, bits45));
+		k.q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+						 _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45));
+	}
+	return k;
+}
+
+enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
+
+static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
+{
+	static const int64_t bytes[] = {
+		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
+		sizeof(struct block_q5_K), sizeof(struct block_q6_K),
+	};
+
+	return bytes[f];
+}
+
+/* dbias = 2^s·d: the bias subtracted in integers (q3_K, q6_K), else 0. */
+static DOT_ALWAYS_INLINE int kq_bias_shift(enum kq_format f)
+{
+	return f == KQ_Q3_K ? 2 : f == KQ_Q6_K ? 5 : 0;
+}
+
+/* Block i of a row of format f. */
+static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void *row, int64_t i)
+{
+	const char *b = (const char *)row + i * kq_block_bytes(f);
+
+	switch (f) {
+	case KQ_Q2_K: return q2_K_block((const struct block_q2_K *)b);
+	case KQ_Q3_K: return q3_K_block((const struct block_q3_K *)b);
+	case KQ_Q4_K: return q4_K_block((const struct block_q4_K *)b);
+	case KQ_Q5_K: return q5_K_block((const struct block_q5_K *)b);
+	default: return q6_K_block((const struct block_q6_K *)b);
+	}
+}
+
+/* The body of every format (f a constant once inlined): the activation's
+ * bsums once per block for all rows, its bytes read from L1 by each row. */
+static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      float *out, const int rows)
+{
+	const struct block_q8_K *x = xv;
+	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
+	const int shift = kq_bias_shift(f);
+	__m256 acc[DOT_ROWS], bacc[DOT_ROWS];
+
+	FOR_ROWS(r)
+		acc[r] = bacc[r] = _mm256_setzero_ps();
+	for (int64_t i = 0; i < nb; i++) {
+		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
+
+		dot_prefetch_rows(wv, stride, rows, nb * bytes, i * bytes, (int)bytes);
+		FOR_ROWS(r) {
+			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
+			const __m256i bias = _mm256_madd_epi16(k.bias, bs); /* Σ bias·Σ x, pairs of groups */
+			__m256i sum = _mm256_setzero_si256();
+
+			for (int c = 0; c < 8; c++)
+				sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
+					_mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c)), splat16(k.sc, c)));
+			if (shift)
+				sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
+			else
+				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[i].d), bacc[r]);
+			acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[i].d), _mm256_cvtepi32_ps(sum), acc[r]);
+		}
+	}
+	FOR_ROWS(r)
+		out[r] = hsum_ps(_mm256_sub_ps(acc[r], bacc[r]));
+}
+
+#define DEFINE_KQ(t, F) DEFINE_DOT_FAMILY_ENTRIES(ISA, kq_rows, t, F, n / QK_K * kq_block_bytes(F), DOT_ROWS)
+
+DEFINE_KQ(q2_K, KQ_Q2_K)
+DEFINE_KQ(q3_K, KQ_Q3_K)
+DEFINE_KQ(q4_K, KQ_Q4_K)
+DEFINE_KQ(q5_K, KQ_Q5_K)
+DEFINE_KQ(q6_K, KQ_Q6_K)

@@ -1,0 +1,66 @@
+/* The other 32-element formats against q8_0 activations (q4_1, q5_0, q5_1,
+ * iq4_nl), in integer arithmetic as matmul_quant_neon.c's (the one body of
+ * neon_dot.h, built twice the same way):
+ *
+ *   q4_1, q5_1  Σ (d·q + m)·dx·xq = d·dx·Σ q·xq + m·dx·Σ xq, q 0..15 and
+ *               0..31 as signed bytes, Σ xq per block once for all rows;
+ *   q5_0        q − 16 (−16..15) as signed bytes;
+ *   iq4_nl      the 4-bit indices through the code book (tbl), T[i] as
+ *               signed bytes.
+ *
+ * iq4_xs, a 256-element format against q8_K, is one of the K-quant body's
+ * formats (matmul_kquant_neon.c).
+ */
+#include <string.h>
+
+#include "neon_dot.h"
+
+/* q5_0's and q5_1's quants, 0..31: nibbles (element j low, j + 16 high)
+ * plus 16 where bit j of qh is set. */
+static inline void q5_bytes(const uint8_t qs[16], const uint8_t qh[4], int8x16_t *lo, int8x16_t *hi)
+{
+	const uint8x16_t q = vld1q_u8(qs), sixteen = vdupq_n_u8(16);
+	uint32_t h;
+
+	memcpy(&h, qh, 4);
+	*lo = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0x0f)), vandq_u8(bit_bytes(h), sixteen)));
+	*hi = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), vandq_u8(bit_bytes(h >> 16), sixteen)));
+}
+
+static inline int32x4_t row_q4_1(const struct block_q4_1 *w, int8x16_t x0, int8x16_t x1)
+{
+	const uint8x16_t q = vld1q_u8(w->qs);
+
+	return dot32(nibbles_lo(q), nibbles_hi(q), x0, x1);
+}
+
+static inline int32x4_t row_q5_0(const struct block_q5_0 *w, int8x16_t x0, int8x16_t x1)
+{
+	const int8x16_t sixteen = vdupq_n_s8(16);
+	int8x16_t lo, hi;
+
+	q5_bytes(w->qs, w->qh, &lo, &hi);
+	return dot32(vsubq_s8(lo, sixteen), vsubq_s8(hi, sixteen), x0, x1);
+}
+
+static inline int32x4_t row_q5_1(const struct block_q5_1 *w, int8x16_t x0, int8x16_t x1)
+{
+	int8x16_t lo, hi;
+
+	q5_bytes(w->qs, w->qh, &lo, &hi);
+	return dot32(lo, hi, x0, x1);
+}
+
+static inline int32x4_t row_iq4_nl(const struct block_iq4_nl *w, int8x16_t x0, int8x16_t x1)
+{
+	const uint8x16_t q = vld1q_u8(w->qs);
+
+	return dot32(iq4_lookup(nibbles_lo(q)), iq4_lookup(nibbles_hi(q)), x0, x1);
+}
+
+#define MIN_M(w) f16_to_f32((w)->m)
+
+NEON_DEFINE_DOT_32(q4_1, block_q4_1, 1, MIN_M)
+NEON_DEFINE_DOT_32(q5_0, block_q5_0, 0, NO_MIN)
+NEON_DEFINE_DOT_32(q5_1, block_q5_1, 1, MIN_M)
+NEON_DEFINE_DOT_32(iq4_nl, block_iq4_nl, 0, NO_MIN)
