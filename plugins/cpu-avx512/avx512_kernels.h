@@ -23,6 +23,16 @@ void avx512_dequant_row_q8_0(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q4_K(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
 
+/* qgemm_avx512.c (AVX512-VNNI only): the int8 GEMM microkernel, an
+ * 8 × 16 register block per sub-block size (32, 16) and offset kind. */
+#define AVX512_QGEMM_MR 8
+void avx512vnni_qgemm_ukernel_sb32(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
+void avx512vnni_qgemm_ukernel_sb32_min(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+				       int accumulate);
+void avx512vnni_qgemm_ukernel_sb16(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
+void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+				       int accumulate);
+
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
  * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
 #define AVX512_DOT_ROWS 4

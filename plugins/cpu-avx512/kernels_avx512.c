@@ -23,7 +23,7 @@
  * in f32 (dot_float_simd.c, in ROWS_X86; f32 weights: the vec_dot path at
  * small M, the GEMM at large M). */
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
-#define AVX512_TABLE(name, dots)                                                            \
+#define AVX512_TABLE(name, dots, ...)                                                       \
 	{                                                                                  \
 		.isa = name,                                                               \
 		.dequant_row = REF_DEQUANT_ROWS,                                           \
@@ -52,7 +52,13 @@
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \
+		__VA_ARGS__                                                                \
 	}
 
-const struct cpu_kernels avx512_kernels = AVX512_TABLE("avx512", avx512);
-const struct cpu_kernels avx512_vnni_kernels = AVX512_TABLE("avx512-vnni", avx512vnni);
+const struct cpu_kernels avx512_kernels = AVX512_TABLE("avx512", avx512, /* no int8 GEMM */);
+/* The int8 GEMM (vpdpbusd) only with VNNI. */
+#define AVX512_QGEMM                                                                       \
+	.qgemm = { .mr = AVX512_QGEMM_MR,                                                  \
+		   .ukernel = { { avx512vnni_qgemm_ukernel_sb32, avx512vnni_qgemm_ukernel_sb32_min }, \
+				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } } },
+const struct cpu_kernels avx512_vnni_kernels = AVX512_TABLE("avx512-vnni", avx512vnni, AVX512_QGEMM);

@@ -89,6 +89,20 @@ struct cpu_attn_kernel {
 typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
 				     float alpha, float beta);
 
+/* The int8 GEMM (plugins/cpu/ops_qgemm.c, layouts in ops_qgemm.h): block
+ * weights at large M, activations quantized to int8. The microkernel adds
+ * nsb sub-blocks of a packed mr-row A panel times a packed
+ * CPU_QGEMM_NR-row weight panel into C[mr × CPU_QGEMM_NR] (row stride
+ * ldc floats): accumulate == 0 stores, else adds to C. */
+#define CPU_QGEMM_NR 16
+typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+				     int accumulate);
+struct cpu_qgemm_kernels {
+	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
+	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
+	cpu_qgemm_ukernel_fn ukernel[2][2];
+};
+
 struct cpu_kernels {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */
 
@@ -98,6 +112,9 @@ struct cpu_kernels {
 	struct cpu_matmul_kernel matmul[GLLMK_DTYPE_LIMIT];
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
+	/* Optional (mr 0): the int8 GEMM matmul takes at large M for the block
+	 * dtypes ops_qgemm.c can pack. */
+	struct cpu_qgemm_kernels qgemm;
 	/* Optional (NULL: the framework's baseline loop). y += a·x over n
 	 * contiguous elements: gemm with small M (rows of B), attention (V rows). */
 	void (*axpy_f32)(float *y, float a, const float *x, int64_t n);

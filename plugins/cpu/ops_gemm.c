@@ -160,18 +160,22 @@ struct gemm_blocks {
  * count that still leaves every thread two nr-panels; the rest of the
  * threads split M. Every thread packs its own A and B blocks, so a GEMM
  * is one parallel region with no barrier inside. */
-static void thread_grid(struct gemm_blocks *b, const struct cpu_kernels *k, const struct cpu_sgemm *g, int threads)
+void cpu_gemm_grid(int64_t row_blocks, int64_t panels, int threads, int64_t *tm, int64_t *tn)
 {
-	const int64_t panels = ceil_div(g->n, k->nr), row_blocks = ceil_div(g->m, k->mr);
-
-	b->tn = 1;
+	*tn = 1;
 	for (int64_t d = threads; d > 1; d--) {
 		if (threads % d == 0 && panels >= 2 * d) {
-			b->tn = d;
+			*tn = d;
 			break;
 		}
 	}
-	b->tm = min64(threads / b->tn, row_blocks);
+	*tm = min64(threads / *tn, row_blocks);
+}
+
+int64_t cpu_l2_bytes(void)
+{
+	pthread_once(&caches_once, caches_init);
+	return caches.l2;
 }
 
 /* kc: the depth of a block. The C tile is loaded and stored once per kc,
@@ -190,9 +194,8 @@ static struct gemm_blocks gemm_blocking(const struct cpu_kernels *k, const struc
 	const int64_t mr = k->mr, nr = k->nr, fsz = sizeof(float);
 	int64_t mc_max, rows, n_ic;
 
-	pthread_once(&caches_once, caches_init);
-	thread_grid(&b, k, g, threads);
-	b.kc = clamp(isqrt(caches.l2 / 2 / fsz) / 32 * 32, KC_MIN, KC_MAX);
+	cpu_gemm_grid(ceil_div(g->m, mr), ceil_div(g->n, nr), threads, &b.tm, &b.tn);
+	b.kc = clamp(isqrt(cpu_l2_bytes() / 2 / fsz) / 32 * 32, KC_MIN, KC_MAX);
 	if (g->b_dequant) {
 		const int64_t blk = cpu_block_elems(g->b_dtype);
 
@@ -204,7 +207,7 @@ static struct gemm_blocks gemm_blocking(const struct cpu_kernels *k, const struc
 	rows = ceil_div(g->m, b.tm);
 	n_ic = ceil_div(rows, mc_max);
 	b.mc = round_up(ceil_div(rows, n_ic), mr);
-	b.nc = clamp(caches.l2 / 2 / (b.kc * fsz), nr, NC_MAX) / nr * nr;
+	b.nc = clamp(cpu_l2_bytes() / 2 / (b.kc * fsz), nr, NC_MAX) / nr * nr;
 	b.nc = min64(b.nc, round_up(ceil_div(g->n, b.tn), nr));
 	return b;
 }

@@ -41,4 +41,12 @@ gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g);
  * dim collapses into one), else -1. A 1-row tensor gives 0. */
 int64_t cpu_uniform_row_stride(const gllmk_tensor *t, int64_t elem_bytes);
 
+/* The tm × tn thread grid over C (row_blocks mr-blocks of rows, panels
+ * nr-panels of columns): N split first, into the largest divisor of
+ * threads that leaves every thread two panels, then M. */
+void cpu_gemm_grid(int64_t row_blocks, int64_t panels, int threads, int64_t *tm, int64_t *tn);
+
+/* The L2 cache size the blocking derives from (bytes, read once). */
+int64_t cpu_l2_bytes(void);
+
 #endif

@@ -7,7 +7,10 @@
  *    are), for every weight dtype. Quantized weights included: decoding a
  *    block of B once per kc×nc step costs less than the microkernel gains
  *    over integer vec_dots (2-3.5× at M = 512 on AVX-512, SPEC/CPU.md,
- *    "Framework tuning").
+ *    "Framework tuning"). Block weights whose ISA has the int8 GEMM
+ *    (struct cpu_kernels.qgemm, a packing in qgemm_pack.c) take that
+ *    instead: x quantized to int8 once, weights decoded to bytes
+ *    (ops_qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
@@ -25,6 +28,7 @@
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
 #include "ops_gemm.h"
+#include "ops_qgemm.h"
 #include "quant_blocks.h"
 
 #define SMALL_M 16
@@ -278,6 +282,29 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 	return st;
 }
 
+/* Block weights where the ISA has the int8 GEMM (ops_qgemm.h). */
+static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int64_t ldx, int64_t ldy)
+{
+	const gllmk_tensor *w = j->w;
+	const struct cpu_qgemm g = {
+		.m = j->m,
+		.n = j->n,
+		.k = j->kdim,
+		.x = gllmk_tensor_host(j->x),
+		.ldx = ldx,
+		.w = gllmk_tensor_host(w),
+		.w_dtype = w->dtype,
+		.w_row_bytes = w->ndim >= 2 ? w->stride[w->ndim - 2] : 0,
+		.y = gllmk_tensor_host(j->y),
+		.ldy = ldy,
+	};
+	gllmk_status st = cpu_qgemm_run(s, &g);
+
+	if (st == GLLMK_OK && j->bias)
+		cpu_pool_run(s->pool, j->m, 16, bias_task, j);
+	return st;
+}
+
 gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	struct cpu_state *s = st;
@@ -296,7 +323,7 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	const int f32_rows = w->dtype == GLLMK_F32 && s->k->matmul[GLLMK_F32].vec_dot_rows;
 
 	if (j.m > (f32_rows ? SMALL_M_F32_ROWS : SMALL_M) && ldx >= 0 && ldy >= 0)
-		return matmul_gemm(s, &j, ldx, ldy);
+		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
 	if (s->k->matmul[w->dtype].vec_dot)
 		return matmul_vec_dot(s, &j);
 	/* grain: about 64K weight elements per chunk */

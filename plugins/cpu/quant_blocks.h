@@ -121,6 +121,28 @@ static const int8_t iq4nl_values[16] = {
 	-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
 };
 
+/* Scale j (0..15) of a q3_K block: 4 low bits from the first 8 bytes, 2 high
+ * bits from the last 4, stored with a bias of 32. */
+static inline int q3_K_scale(const uint8_t s[12], int j)
+{
+	const int lo = j < 8 ? s[j] & 0x0f : s[j - 8] >> 4;
+	const int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+
+	return (lo | hi << 4) - 32;
+}
+
+/* Scale and min j (0..7) of q4_K/q5_K: 6 bits each, packed in 12 bytes. */
+static inline void k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
+{
+	if (j < 4) {
+		*d = q[j] & 63;
+		*m = q[j + 4] & 63;
+	} else {
+		*d = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+	}
+}
+
 /* Elements and bytes per block of a dtype (1 element for the plain types);
  * 0 for a value that is not a dtype. The plugins' own copy of the core's
  * table, so that they need nothing from libgllmk. */

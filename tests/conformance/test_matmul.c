@@ -51,6 +51,9 @@ static const struct mm_case mm_cases[] = {
 	 * time (several pieces here, the last short); f32 up to M = 32 */
 	{ .m = 3, .n = 5, .k_elems = 8448, .w_padded = 1 },
 	{ .m = 20, .n = 9, .k_elems = 8448, .bias = 1 },
+	/* the int8 GEMM at M > 16 (plugins with qgemm): edge tiles in M and N,
+	 * depth blocks of 512 with a short last one, padded rows everywhere */
+	{ .m = 45, .n = 37, .k_blocks = 19, .bias = 1, .x = X_PADDED, .w_padded = 1, .y_padded = 1 },
 };
 
 #define NORM_MIN_ELEMS 64

@@ -89,6 +89,10 @@ CASES = [
     Case("qwen2-Q4_0-tied", "gpu", ("--arch", "qwen2", "--dtype", "Q4_0", "--tied")),
     llama("F32", "gpu", name="llama-F32-prompt40-batch16", prompt=40, n=5, batch=16),
     llama("Q4_K", "gpu", name="llama-Q4_K-prompt40-batch16", prompt=40, n=5, batch=16),
+    # one batch of M > 16 rows: the large-M matmul path (the GEMMs, int8 where the
+    # plugin has it) for every block dtype at once, not only the small-M dots
+    llama("Q4_K", "core", name="llama-Q4_K-prompt33", prompt=33, n=2),
+    llama("mixed", "gpu", name="llama-mixed-prompt40", prompt=40, n=3),
     # eps comparable to mean(x²) of the per-head q/k norms: a runtime that ignores the
     # file's eps shows; at 1e-6 no tolerance could tell
     Case("qwen3-F32-eps0.1", "gpu", ("--arch", "qwen3", "--eps", "0.1")),

@@ -1,0 +1,256 @@
+/* The int8 GEMM (ops_qgemm.h): matmul with block weights at large M.
+ *
+ *   quantize x once (q8_0's encoder), packed into mr-row panels over all K
+ *   every thread, over its cell of a tm × tn grid of y (N split first):
+ *     for jc in the cell's N by nc:
+ *       for pc in K by kc:         kc a multiple of 256 (K-quant blocks whole)
+ *         decode + pack w[jc.., pc..] into 16-row panels   (L2, this thread's)
+ *         for ir in the cell's M by mr:      A micro-panel mr×kc in L1
+ *           for jr in nc by 16:
+ *             microkernel: y[mr×16] (+)= A·B
+ *
+ * Every weight element is decoded once per call (the thread's B block is
+ * reused by all M rows); the activations are quantized once per call.
+ * Edge tiles go through a tile on the stack.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_qgemm.h"
+#include "ops_gemm.h"
+#include "fp16.h"
+#include "quant_blocks.h"
+
+#define KC_MAX 512              /* a multiple of QK_K */
+#define NC_MAX 4096
+#define QUANT_CHUNK 1024        /* activation elements encoded at a time */
+#define QGEMM_MR_MAX 16
+
+typedef int32_t i32_alias __attribute__((may_alias));
+typedef float f32_alias __attribute__((may_alias));
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t ceil_div(int64_t x, int64_t m)
+{
+	return (x + m - 1) / m;
+}
+
+struct qgemm_run {
+	const struct cpu_qgemm *g;
+	const struct cpu_kernels *k;
+	const struct cpu_qgemm_format *f;
+	cpu_qgemm_ukernel_fn ukernel;
+	int64_t mr, sb;
+	int64_t a_sb_bytes, a_panel_bytes; /* packed A: per sub-block, per mr-row panel (all K) */
+	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
+	int64_t kc, nc, tm, tn;
+	uint8_t *apack;
+	uint8_t *bbuf;                  /* per thread: a kc×nc B block, then one row's decode */
+	int64_t thread_bytes;
+};
+
+int cpu_qgemm_supports(const struct cpu_kernels *k, int32_t t)
+{
+	return k->qgemm.mr > 0 && cpu_qgemm_format(t) != NULL;
+}
+
+/* ----------------------------------------------------------- A: x */
+
+/* Row m of x into row ii of its panel: q8_0 blocks (the ISA's encoder),
+ * then each sub-block's bytes, scale and xo. */
+static void pack_a_row(const struct qgemm_run *r, int64_t m, uint8_t *panel, int64_t ii)
+{
+	const struct cpu_qgemm *g = r->g;
+	const int64_t mr = r->mr, sb = r->sb;
+	const float *x = g->x + m * g->ldx;
+	struct block_q8_0 q[QUANT_CHUNK / QK8_0];
+
+	for (int64_t k0 = 0; k0 < g->k; k0 += QUANT_CHUNK) {
+		const int64_t len = min64(g->k - k0, QUANT_CHUNK);
+
+		r->k->quant_row[GLLMK_Q8_0](x + k0, q, len);
+		for (int64_t b = 0; b < len / QK8_0; b++) {
+			const float xs = f16_to_f32(q[b].d);
+
+			for (int64_t h = 0; h < QK8_0 / sb; h++) {
+				const int8_t *v = q[b].qs + h * sb;
+				uint8_t *d = panel + ((k0 + b * QK8_0) / sb + h) * r->a_sb_bytes;
+				int32_t sum = 0;
+
+				for (int64_t j = 0; j < sb / 4; j++)
+					memcpy(d + (j * mr + ii) * 4, v + 4 * j, 4);
+				for (int64_t j = 0; j < sb; j++)
+					sum += v[j];
+				((f32_alias *)(d + sb * mr))[ii] = xs;
+				if (r->f->has_min)
+					((f32_alias *)(d + sb * mr + 4 * mr))[ii] = xs * (float)sum;
+				else
+					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -r->f->c * sum;
+			}
+		}
+	}
+}
+
+static void pack_a_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct qgemm_run *r = arg;
+
+	(void)tid;
+	for (int64_t p = begin; p < end; p++) {
+		uint8_t *panel = r->apack + p * r->a_panel_bytes;
+		const int64_t rows = min64(r->g->m - p * r->mr, r->mr);
+
+		if (rows < r->mr)
+			memset(panel, 0, (size_t)r->a_panel_bytes);
+		for (int64_t ii = 0; ii < rows; ii++)
+			pack_a_row(r, p * r->mr + ii, panel, ii);
+	}
+}
+
+/* ----------------------------------------------------------- B: w */
+
+/* Weight rows [n0, n0 + 16) (those below N), depths [p0, p0 + kc), into
+ * one 16-row panel. */
+static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int64_t n0, uint8_t *dst,
+			 uint8_t *scratch)
+{
+	const struct cpu_qgemm *g = r->g;
+	const int64_t sb = r->sb, nsb = kc / sb, rows = min64(g->n - n0, CPU_QGEMM_NR);
+	uint8_t *u = scratch;
+	float *scale = (float *)(scratch + KC_MAX), *off = scale + KC_MAX / 16;
+
+	if (rows < CPU_QGEMM_NR)
+		memset(dst, 0, (size_t)(nsb * r->b_sb_bytes));
+	for (int64_t jj = 0; jj < rows; jj++) {
+		const char *src = (const char *)g->w + (n0 + jj) * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
+
+		r->f->decode(src, kc, u, scale, off);
+		for (int64_t s = 0; s < nsb; s++) {
+			uint8_t *d = dst + s * r->b_sb_bytes;
+			const uint8_t *us = u + s * sb;
+
+			for (int64_t j = 0; j < sb / 4; j++)
+				memcpy(d + (j * CPU_QGEMM_NR + jj) * 4, us + 4 * j, 4);
+			((f32_alias *)(d + CPU_QGEMM_NR * sb))[jj] = scale[s];
+			if (r->f->has_min)
+				((f32_alias *)(d + CPU_QGEMM_NR * sb + 4 * CPU_QGEMM_NR))[jj] = off[s];
+		}
+	}
+}
+
+/* ------------------------------------------------------------- run */
+
+/* An edge block: the whole mr×16 through a tile, then the valid part. */
+static void edge_tile(const struct qgemm_run *r, int64_t nsb, const uint8_t *ap, const uint8_t *bp, float *c,
+		      int64_t rows, int64_t cols, int accumulate)
+{
+	const int64_t ldc = r->g->ldy;
+	float tile[QGEMM_MR_MAX * CPU_QGEMM_NR];
+
+	r->ukernel(nsb, ap, bp, tile, CPU_QGEMM_NR, 0);
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < cols; j++)
+			c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i * CPU_QGEMM_NR + j] :
+					 tile[i * CPU_QGEMM_NR + j];
+}
+
+static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct qgemm_run *r = arg;
+	const struct cpu_qgemm *g = r->g;
+	const int64_t mr = r->mr, nr = CPU_QGEMM_NR;
+	const int64_t row_blocks = ceil_div(g->m, mr), panels = ceil_div(g->n, nr);
+	uint8_t *bpack = r->bbuf + tid * r->thread_bytes;
+	uint8_t *scratch = bpack + r->thread_bytes - KC_MAX * 2;
+
+	for (int64_t t = begin; t < end; t++) {
+		const int64_t ti = t / r->tn, tj = t % r->tn;
+		const int64_t b0 = row_blocks * ti / r->tm, b1 = row_blocks * (ti + 1) / r->tm;
+		const int64_t n0 = panels * tj / r->tn * nr, n1 = min64(panels * (tj + 1) / r->tn * nr, g->n);
+
+		for (int64_t jc = n0; jc < n1; jc += r->nc) {
+			const int64_t nc = min64(n1 - jc, r->nc);
+
+			for (int64_t pc = 0; pc < g->k; pc += r->kc) {
+				const int64_t kc = min64(g->k - pc, r->kc), nsb = kc / r->sb;
+				const int64_t bpanel = nsb * r->b_sb_bytes;
+
+				for (int64_t jr = 0; jr < nc; jr += nr)
+					pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel, scratch);
+				for (int64_t ib = b0; ib < b1; ib++) {
+					const uint8_t *ap = r->apack + ib * r->a_panel_bytes + pc / r->sb * r->a_sb_bytes;
+					const int64_t rows = min64(g->m - ib * mr, mr);
+					float *crow = g->y + ib * mr * g->ldy + jc;
+
+					for (int64_t jr = 0; jr < nc; jr += nr) {
+						const uint8_t *bp = bpack + jr / nr * bpanel;
+						const int64_t cols = min64(nc - jr, nr);
+
+						if (rows == mr && cols == nr)
+							r->ukernel(nsb, ap, bp, crow + jr, g->ldy, pc > 0);
+						else
+							edge_tile(r, nsb, ap, bp, crow + jr, rows, cols, pc > 0);
+					}
+				}
+			}
+		}
+	}
+}
+
+/* Rows of x a pass packs at a time: bounds the packed activations
+ * (1.25 bytes an element) for long prompts; each pass decodes the weights
+ * again, amortised over this many rows. */
+#define M_PASS 2048
+
+gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
+{
+	const int threads = cpu_pool_threads(s->pool);
+	struct qgemm_run r = { .k = s->k, .f = cpu_qgemm_format(g->w_dtype), .mr = s->k->qgemm.mr };
+	const int64_t panels = ceil_div(g->n, CPU_QGEMM_NR);
+	size_t a_bytes, b_bytes;
+
+	r.sb = r.f->sb;
+	r.ukernel = s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
+	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
+	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;
+	r.b_sb_bytes = r.sb * CPU_QGEMM_NR + (r.f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	/* the B block (kc×nc bytes and its scales) in half of L2 */
+	r.kc = min64(g->k, KC_MAX);
+	r.nc = cpu_l2_bytes() / 2 / (r.kc / r.sb * r.b_sb_bytes) * CPU_QGEMM_NR;
+	r.nc = r.nc < CPU_QGEMM_NR ? CPU_QGEMM_NR : min64(r.nc, NC_MAX);
+	/* the grid's tn depends on N alone: every pass has this split of N */
+	cpu_gemm_grid(ceil_div(min64(g->m, M_PASS), r.mr), panels, threads, &r.tm, &r.tn);
+	r.nc = min64(r.nc, ceil_div(panels, r.tn) * CPU_QGEMM_NR);
+	r.thread_bytes = (r.nc / CPU_QGEMM_NR * (r.kc / r.sb) * r.b_sb_bytes + 2 * KC_MAX + 63) / 64 * 64;
+
+	a_bytes = (size_t)(ceil_div(min64(g->m, M_PASS), r.mr) * r.a_panel_bytes);
+	b_bytes = (size_t)(r.thread_bytes * threads);
+	r.apack = aligned_alloc(64, (a_bytes + 63) / 64 * 64);
+	r.bbuf = aligned_alloc(64, b_bytes);
+	if (!r.apack || !r.bbuf) {
+		free(r.apack);
+		free(r.bbuf);
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul: %zu bytes of int8 GEMM buffers",
+					  a_bytes + b_bytes);
+	}
+	for (int64_t m0 = 0; m0 < g->m; m0 += M_PASS) {
+		struct cpu_qgemm pass = *g;
+		int64_t row_blocks;
+
+		pass.m = min64(g->m - m0, M_PASS);
+		pass.x = g->x + m0 * g->ldx;
+		pass.y = g->y + m0 * g->ldy;
+		r.g = &pass;
+		row_blocks = ceil_div(pass.m, r.mr);
+		cpu_gemm_grid(row_blocks, panels, threads, &r.tm, &r.tn);
+		cpu_pool_run(s->pool, row_blocks, 1, pack_a_task, &r);
+		cpu_pool_run(s->pool, r.tm * r.tn, 1, qgemm_task, &r);
+	}
+	free(r.apack);
+	free(r.bbuf);
+	return GLLMK_OK;
+}

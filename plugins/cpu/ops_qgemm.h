@@ -1,0 +1,62 @@
+/* The int8 GEMM for block weights at large M (matmul, M > SMALL_M), shared
+ * by every CPU plugin whose kernel table has a qgemm microkernel
+ * (struct cpu_kernels.qgemm).
+ *
+ * y[M,N] = x[M,K] · w[N,K]ᵀ. Each weight sub-block (sb = 16 or 32
+ * elements of one row) is written as w = scale·u + offset with u unsigned
+ * bytes (qgemm_pack.c decodes every supported format so); each activation
+ * sub-block as x ≈ xs·xq, xq signed bytes (q8_0's encoder: one scale per
+ * 32 elements). Then
+ *   Σ w·x = scale·xs·Σ u·xq + offset·xs·Σ xq
+ * where Σ u·xq is the integer dot (vpdpbusd on AVX512-VNNI). For formats
+ * whose offset is −c·scale (c a constant: q4_0 8, q8_0 and the iq4 128,
+ * q5_0 16, q6_K 32, q3_K 4) the offset term is folded into the integer
+ * sum, which starts at −c·Σxq.
+ *
+ * Packed layouts (every sub-block in K order, 4-byte groups of K):
+ *   A, an mr-row panel, per sub-block: sb·mr bytes xq as [sb/4][mr][4];
+ *      mr f32 xs; mr 32-bit xo: int32 −c·Σxq, or (weights with a min)
+ *      f32 xs·Σxq. Rows past M are zero.
+ *   B, a CPU_QGEMM_NR-row weight panel, per sub-block: 16·sb bytes u as
+ *      [sb/4][16][4]; 16 f32 scales; with a min, 16 f32 offsets. Rows
+ *      past N are zero.
+ */
+#ifndef GLLMK_CPU_OPS_QGEMM_H
+#define GLLMK_CPU_OPS_QGEMM_H
+
+#include <stdint.h>
+
+#include "cpu_plugin.h"
+
+/* How a weight dtype is packed: decode(src, n, u, scale, off) writes n
+ * elements (a multiple of the block) of one row as u[n] and, per
+ * sub-block, scale[n/sb] and (has_min) off[n/sb]. */
+struct cpu_qgemm_format {
+	int sb;
+	int has_min;
+	int c;                  /* without a min: offset = −c·scale */
+	void (*decode)(const void *src, int64_t n, uint8_t *u, float *scale, float *off);
+};
+
+/* qgemm_pack.c: the format of dtype t, NULL when it has no int8 packing. */
+const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t);
+
+struct cpu_qgemm {
+	int64_t m, n, k;
+	const float *x;
+	int64_t ldx;            /* floats between rows of x (0: rows repeat) */
+	const void *w;
+	int32_t w_dtype;
+	int64_t w_row_bytes;
+	float *y;
+	int64_t ldy;
+};
+
+/* Whether the plugin runs the int8 GEMM for weights of dtype t. */
+int cpu_qgemm_supports(const struct cpu_kernels *k, int32_t t);
+
+/* GLLMK_E_NO_MEMORY (through the host's set_error) when the packed
+ * activations or the packing buffers cannot be allocated. */
+gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g);
+
+#endif

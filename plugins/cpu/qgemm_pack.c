@@ -1,0 +1,217 @@
+/* The int8 GEMM's weight decoders (ops_qgemm.h): one row's blocks as
+ * unsigned bytes u and, per sub-block, w = scale·u + offset. Plain loops
+ * over whole blocks that the compiler vectorises; they run once per weight
+ * element per call, amortised over the M activation rows.
+ * Layouts and formulas: SPEC/QUANT.md (ref/quant_ref.c decodes the same).
+ */
+#include "ops_qgemm.h"
+#include "fp16.h"
+#include "quant_blocks.h"
+
+/* The 16 low and 16 high nibbles of 16 bytes: u[0..15], u[16..31]. */
+static void nibbles(const uint8_t *qs, uint8_t *u)
+{
+	for (int j = 0; j < 16; j++) {
+		u[j] = qs[j] & 0x0f;
+		u[j + 16] = qs[j] >> 4;
+	}
+}
+
+/* The same through a code book, biased to unsigned (iq4_nl, iq4_xs). */
+static void nibbles_iq4(const uint8_t *qs, uint8_t *u)
+{
+	for (int j = 0; j < 16; j++) {
+		u[j] = (uint8_t)(iq4nl_values[qs[j] & 0x0f] + 128);
+		u[j + 16] = (uint8_t)(iq4nl_values[qs[j] >> 4] + 128);
+	}
+}
+
+/* q5's fifth bits over nibbles already in u (32 elements). */
+static void add_q5_high(const uint8_t qh[4], uint8_t *u)
+{
+	const uint32_t h = qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+
+	for (int j = 0; j < 32; j++)
+		u[j] |= ((h >> j) & 1) << 4;
+}
+
+/* The 32-element formats: fill u from block x[i], the scale is d, and
+ * with a min the offset is m. */
+#define DECODE_32(name, fill, min)                                                       \
+	static void decode_##name(const void *src, int64_t n, uint8_t *u, float *scale, float *off) \
+	{                                                                                \
+		const struct block_##name *x = src;                                      \
+                                                                                         \
+		(void)off;                                                               \
+		for (int64_t i = 0; i < n / 32; i++, u += 32) {                          \
+			fill;                                                            \
+			scale[i] = f16_to_f32(x[i].d);                                   \
+			min;                                                             \
+		}                                                                        \
+	}
+DECODE_32(q4_0, nibbles(x[i].qs, u), )
+DECODE_32(q4_1, nibbles(x[i].qs, u), off[i] = f16_to_f32(x[i].m))
+DECODE_32(q5_0, (nibbles(x[i].qs, u), add_q5_high(x[i].qh, u)), )
+DECODE_32(q5_1, (nibbles(x[i].qs, u), add_q5_high(x[i].qh, u)), off[i] = f16_to_f32(x[i].m))
+DECODE_32(q8_0, for (int j = 0; j < 32; j++) u[j] = (uint8_t)x[i].qs[j] ^ 0x80, )
+DECODE_32(iq4_nl, nibbles_iq4(x[i].qs, u), )
+
+/* ---------------------------------------------------------- K-quants */
+
+/* 16-element sub-blocks: u = q + 4·(3rd bit), offset −4·scale. */
+static void decode_q3_K(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_q3_K *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_K; i++, scale += 16) {
+		const float d = f16_to_f32(x[i].d);
+		const uint8_t *q = x[i].qs;
+		int is = 0;
+
+		for (int half = 0; half < 2; half++, q += 32) {
+			for (int shift = 0; shift < 8; shift += 2) {
+				const int hb = half * 4 + shift / 2;
+
+				for (int l = 0; l < 32; l++)
+					u[l] = (uint8_t)(((q[l] >> shift) & 3) | (((x[i].hmask[l] >> hb) & 1) << 2));
+				scale[is] = d * q3_K_scale(x[i].scales, is);
+				scale[is + 1] = d * q3_K_scale(x[i].scales, is + 1);
+				is += 2;
+				u += 32;
+			}
+		}
+	}
+}
+
+/* 16-element sub-blocks, scale d·(sc & 15), offset −dmin·(sc >> 4). */
+static void decode_q2_K(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_q2_K *x = src;
+
+	for (int64_t i = 0; i < n / QK_K; i++, scale += 16, off += 16) {
+		const float d = f16_to_f32(x[i].d), dmin = f16_to_f32(x[i].dmin);
+		const uint8_t *q = x[i].qs;
+
+		for (int half = 0; half < 2; half++, q += 32)
+			for (int shift = 0; shift < 8; shift += 2, u += 32)
+				for (int l = 0; l < 32; l++)
+					u[l] = (q[l] >> shift) & 3;
+		for (int is = 0; is < 16; is++) {
+			scale[is] = d * (x[i].scales[is] & 0x0f);
+			off[is] = -(dmin * (x[i].scales[is] >> 4));
+		}
+	}
+}
+
+/* q4_K and q5_K: 32-element sub-blocks, scale d·sc, offset −dmin·m. */
+static void k4_scales(const uint8_t *scales, float d, float dmin, float *scale, float *off)
+{
+	for (int is = 0; is < 8; is++) {
+		uint8_t sc, m;
+
+		k4_scale_min(is, scales, &sc, &m);
+		scale[is] = d * sc;
+		off[is] = -(dmin * m);
+	}
+}
+
+static void decode_q4_K(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_q4_K *x = src;
+
+	for (int64_t i = 0; i < n / QK_K; i++, scale += 8, off += 8) {
+		for (int j = 0; j < 4; j++, u += 64)
+			for (int l = 0; l < 32; l++) {
+				u[l] = x[i].qs[32 * j + l] & 0x0f;
+				u[l + 32] = x[i].qs[32 * j + l] >> 4;
+			}
+		k4_scales(x[i].scales, f16_to_f32(x[i].d), f16_to_f32(x[i].dmin), scale, off);
+	}
+}
+
+static void decode_q5_K(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_q5_K *x = src;
+
+	for (int64_t i = 0; i < n / QK_K; i++, scale += 8, off += 8) {
+		for (int j = 0; j < 4; j++, u += 64)
+			for (int l = 0; l < 32; l++) {
+				u[l] = (uint8_t)((x[i].qs[32 * j + l] & 0x0f) | ((x[i].qh[l] >> (2 * j) & 1) << 4));
+				u[l + 32] = (uint8_t)((x[i].qs[32 * j + l] >> 4) | ((x[i].qh[l] >> (2 * j + 1) & 1) << 4));
+			}
+		k4_scales(x[i].scales, f16_to_f32(x[i].d), f16_to_f32(x[i].dmin), scale, off);
+	}
+}
+
+/* 16-element sub-blocks: u = the 6-bit quant, scale d·sc, offset −32·scale. */
+static void decode_q6_K(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_q6_K *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_K; i++, u += QK_K, scale += 16) {
+		const float d = f16_to_f32(x[i].d);
+
+		for (int half = 0; half < 2; half++) {
+			const uint8_t *ql = x[i].ql + 64 * half, *qh = x[i].qh + 32 * half;
+			uint8_t *y = u + 128 * half;
+
+			for (int l = 0; l < 32; l++) {
+				y[l] = (uint8_t)((ql[l] & 0x0f) | ((qh[l] & 3) << 4));
+				y[l + 32] = (uint8_t)((ql[l + 32] & 0x0f) | (((qh[l] >> 2) & 3) << 4));
+				y[l + 64] = (uint8_t)((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
+				y[l + 96] = (uint8_t)((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
+			}
+		}
+		for (int is = 0; is < 16; is++)
+			scale[is] = d * x[i].scales[is];
+	}
+}
+
+/* 32-element sub-blocks through the code book, scale d·(ls − 32). */
+static void decode_iq4_xs(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_iq4_xs *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_K; i++) {
+		const float d = f16_to_f32(x[i].d);
+
+		for (int ib = 0; ib < QK_K / 32; ib++, u += 32) {
+			const int ls = ((x[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0x0f) |
+				       (((x[i].scales_h >> 2 * ib) & 3) << 4);
+
+			nibbles_iq4(x[i].qs + 16 * ib, u);
+			*scale++ = d * (ls - 32);
+		}
+	}
+}
+
+const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
+{
+	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, decode_q4_0 }, q4_1 = { 32, 1, 0, decode_q4_1 },
+					     q5_0 = { 32, 0, 16, decode_q5_0 }, q5_1 = { 32, 1, 0, decode_q5_1 },
+					     q8_0 = { 32, 0, 128, decode_q8_0 },
+					     iq4_nl = { 32, 0, 128, decode_iq4_nl },
+					     q2_K = { 16, 1, 0, decode_q2_K }, q3_K = { 16, 0, 4, decode_q3_K },
+					     q4_K = { 32, 1, 0, decode_q4_K }, q5_K = { 32, 1, 0, decode_q5_K },
+					     q6_K = { 16, 0, 32, decode_q6_K },
+					     iq4_xs = { 32, 0, 128, decode_iq4_xs };
+
+	switch (t) {
+	case GLLMK_Q4_0: return &q4_0;
+	case GLLMK_Q4_1: return &q4_1;
+	case GLLMK_Q5_0: return &q5_0;
+	case GLLMK_Q5_1: return &q5_1;
+	case GLLMK_Q8_0: return &q8_0;
+	case GLLMK_IQ4_NL: return &iq4_nl;
+	case GLLMK_Q2_K: return &q2_K;
+	case GLLMK_Q3_K: return &q3_K;
+	case GLLMK_Q4_K: return &q4_K;
+	case GLLMK_Q5_K: return &q5_K;
+	case GLLMK_Q6_K: return &q6_K;
+	case GLLMK_IQ4_XS: return &iq4_xs;
+	}
+	return NULL;
+}
