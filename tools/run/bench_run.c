@@ -137,8 +137,8 @@ static void print_table(const struct bench_report *b)
 
 	printf("gllmk-run --bench: %s (%s, %.1f MiB of weights per token), plugin %s, %d threads, %d reps\n", o->model,
 	       b->m->arch_name, (double)b->m->weight_bytes_per_token / (1 << 20), b->plugin, b->threads, o->reps);
-	printf("machine: %s; DRAM read %.1f GB/s (%d threads), FMA peak %.0f GFLOP/s\n", b->lim.cpu, b->lim.dram,
-	       b->lim.threads, b->lim.peak);
+	printf("machine: %s; DRAM read %.1f GB/s (%d threads), FMA peak %.0f GFLOP/s, load average %.2f\n", b->lim.cpu,
+	       b->lim.dram, b->lim.threads, b->lim.peak, b->lim.loadavg);
 	printf("%-8s %28s %28s %7s  %s\n", "test", "gllmk t/s (min-max)", b->peer.ran ? "llama.cpp t/s (min-max)" : "",
 	       b->peer.ran ? "ratio" : "", "limit");
 	printf("%-8s %10.2f (%7.2f-%7.2f)", "pp", b->pp_med, b->pp_min, b->pp_max);
@@ -207,6 +207,7 @@ static void print_json(const struct bench_report *b)
 	json_num("roofline_tg_tokens_per_s", roofline(b), &first);
 	json_num("pp_gflops", b->pp_med * b->m->matmul_flops_per_token / 1e9, &first);
 	json_num("fma_peak_gflops", b->lim.peak, &first);
+	json_num("loadavg", b->lim.loadavg, &first);
 	print_peer_json(b, &first);
 	fputs("}\n", stdout);
 }
