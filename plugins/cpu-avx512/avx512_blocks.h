@@ -62,13 +62,14 @@ static inline void q6_K_half(const struct block_q6_K *b, int h, __m512i *lo, __m
 {
 	const __m512i ql = _mm512_loadu_si512(b->ql + 64 * h);
 	const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qh + 32 * h)));
-	/* [qh | qh >> 2]: bits 0-1 then 2-3 (and, >> 4 more, 4-5 then 6-7) */
-	const __m512i qhz = _mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 2);
-	const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03);
+	/* [qh | qh >> 2], bits 0-1 (then, >> 4, bits 4-5) the high bits of lo
+	 * (hi) in element order; bitselects by 0x0f join them to the nibbles */
+	const __m512i qhz = _mm512_and_si512(_mm512_mask_srli_epi16(qh, 0xffff0000u, qh, 2), _mm512_set1_epi8(0x33));
+	const __m512i m4 = _mm512_set1_epi8(0x0f);
 
-	*lo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(qhz, m2), 4));
-	*hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
-			      _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qhz, 4), m2), 4));
+	/* m4 ? ql : qhz << 4, and m4 ? ql >> 4 : qhz, written over the shifts */
+	*lo = _mm512_ternarylogic_epi32(_mm512_slli_epi16(qhz, 4), ql, m4, 0xd8);
+	*hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), qhz, m4, 0xe4);
 }
 
 #endif

@@ -111,6 +111,29 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 		acc[r][(p) & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), pair_scale(s[r], p), acc[r][(p) & 1]); \
 	}
 
+/* Bytes ahead that DEFINE_DOT_32 prefetches in each row (across groups of
+ * rows when rows are short). */
+#ifndef DOT_32_PREFETCH_AHEAD
+#define DOT_32_PREFETCH_AHEAD 4096
+#endif
+
+/* Blocks i..nb − 1 of every row pair by pair, with scalar scales, into
+ * acc[r][0]: the end of a DEFINE_DOT_32 body (x, nb, i, wv, stride, rows,
+ * acc theirs). */
+#define DOT_32_TAIL_ROWS(wt, wblock)                                                                \
+	for (; i < nb; i += 2) {                                                                    \
+		const int both = i + 1 < nb;                                                        \
+		const struct x_pair xp = x_pair_##wt(x + i, both);                                  \
+                                                                                                    \
+		FOR_ROWS(r) {                                                                       \
+			const struct wblock *w = dot_row_at(wv, stride, r);                             \
+			const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+                                                                                                    \
+			acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), sc, \
+						    acc[r][0]);                                         \
+		}                                                                                   \
+	}
+
 /* The rows in runs of 8 blocks, whose 16 scales per row come in two
  * vector gathers; the last < 8 blocks pair by pair with scalar scales.
  * Two accumulators per row (even and odd pairs). */
@@ -129,8 +152,9 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 			const __m256 xs = scales8(x + i, sizeof(*x));                               \
 			__m256 s[DOT_ROWS];                                                         \
                                                                                                     \
-			dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),        \
-				      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock)); \
+			dot_prefetch_rows_far(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),    \
+					      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock), \
+					      DOT_32_PREFETCH_AHEAD);                               \
 			FOR_ROWS(r)                                                                 \
 				s[r] = _mm256_mul_ps(scales8((const struct wblock *)dot_row_at(wv, stride, r) + i, \
 							     sizeof(struct wblock)), xs);           \
@@ -140,18 +164,7 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 				DOT_32_PAIR_ROWS(wt, wblock, xp, i, p, s)                           \
 			}                                                                           \
 		}                                                                                   \
-		for (; i < nb; i += 2) {                                                            \
-			const int both = i + 1 < nb;                                                \
-			const struct x_pair xp = x_pair_##wt(x + i, both);                          \
-                                                                                                    \
-			FOR_ROWS(r) {                                                               \
-				const struct wblock *w = dot_row_at(wv, stride, r);                     \
-				const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
-                                                                                                    \
-				acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), \
-							    sc, acc[r][0]);                         \
-			}                                                                           \
-		}                                                                                   \
+		DOT_32_TAIL_ROWS(wt, wblock)                                                        \
 		FOR_ROWS(r)                                                                         \
 			out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));         \
 	}

@@ -23,6 +23,7 @@
  * in f32 (dot_float_simd.c, in ROWS_X86; f32 weights: the vec_dot path at
  * small M, the GEMM at large M). */
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
+#define AVX512_KQ_MATMUL(isa, t) DOT_ROWS_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS)
 #define AVX512_TABLE(name, dots, ...)                                                       \
 	{                                                                                  \
 		.isa = name,                                                               \
@@ -38,17 +39,17 @@
 		.quant_row[GLLMK_Q8_0] = avx512_quant_row_q8_0,                            \
 		.quant_row[GLLMK_Q8_K] = avx512_quant_row_q8_K,                            \
 		.matmul[GLLMK_Q8_0] = AVX512_MATMUL(Q8_0, dots, q8_0),                     \
-		.matmul[GLLMK_Q4_0] = AVX512_MATMUL(Q8_0, dots, q4_0),                     \
-		.matmul[GLLMK_Q4_K] = AVX512_MATMUL(Q8_K, dots, q4_K),                     \
-		.matmul[GLLMK_Q6_K] = AVX512_MATMUL(Q8_K, dots, q6_K),                     \
+		.matmul[GLLMK_Q4_0] = DOT_ROWS_MATMUL(Q8_0, dots, q4_0, AVX512_Q4_0_DOT_ROWS), \
+		.matmul[GLLMK_Q4_K] = AVX512_KQ_MATMUL(dots, q4_K),                        \
+		.matmul[GLLMK_Q6_K] = AVX512_KQ_MATMUL(dots, q6_K),                        \
 		.matmul[GLLMK_Q4_1] = AVX512_MATMUL(Q8_0, dots, q4_1),                     \
 		.matmul[GLLMK_Q5_0] = AVX512_MATMUL(Q8_0, dots, q5_0),                     \
 		.matmul[GLLMK_Q5_1] = AVX512_MATMUL(Q8_0, dots, q5_1),                     \
 		.matmul[GLLMK_IQ4_NL] = AVX512_MATMUL(Q8_0, dots, iq4_nl),                 \
 		.matmul[GLLMK_IQ4_XS] = AVX512_MATMUL(Q8_K, dots, iq4_xs),                 \
-		.matmul[GLLMK_Q2_K] = AVX512_MATMUL(Q8_K, dots, q2_K),                     \
-		.matmul[GLLMK_Q3_K] = AVX512_MATMUL(Q8_K, dots, q3_K),                     \
-		.matmul[GLLMK_Q5_K] = AVX512_MATMUL(Q8_K, dots, q5_K),                     \
+		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
+		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
+		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

@@ -1,9 +1,11 @@
 /* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) against q8_K activations,
  * in integer arithmetic as matmul_quant_avx512.c's (built twice the same
  * way, avx512_dot.h). One body for the five: a format decodes a block
- * into its 256 quants as unsigned bytes (4 zmm in element order), the 16
- * scales of its groups of 16 (q4_K and q5_K: each of their 8 scales of 32
- * twice) and the coefficient of each group's Σ x, and
+ * into its 256 quants as unsigned bytes (4 zmm: q6_K in element order,
+ * the others in crumbs' or nibble_pairs' order, the activation reordered
+ * to match), the
+ * int16 scales of its groups of 16 (q4_K and q5_K: their 8 of 32) and the
+ * coefficient of each group's Σ x, and
  *
  *   Σ y·x = d·dx·Σ_g sc_g·Σ_g u·x − dbias·dx·Σ_g bias_g·Σ_g x
  *
@@ -16,7 +18,10 @@
  *   q5_K  y = d·sc·u − dmin·m       u 0..31 (the qh bit as 16)
  *   q6_K  y = d·sc·(u − 32)         u 0..63: bias sc, dbias 32·d
  *
- * Every pair sum of vpmaddubsw stays below 2^15 (63·127·2 at most).
+ * Every pair sum of vpmaddubsw stays below 2^15 (63·128·2 at most), and
+ * a block's Σ_g sc_g·Σ_g u·x in int32 (vpmaddwd by the scales, one float
+ * conversion and FMA a block and row: 2× the f32-per-64-bytes body on Zen
+ * 4 in L1/L2, q4_K 10.5 -> 5.2 ns a block and row, q6_K 18.5 -> 6.2).
  */
 #include <stddef.h>
 #include <string.h>
@@ -25,54 +30,62 @@
 
 /* One block as the body meets it. */
 struct kq_block {
-	__m512i q[4];   /* the 256 quants, unsigned, 64 a zmm in element order */
-	__m128i sc;     /* the 16 groups' scales, int8 */
-	__m256i bias;   /* the 16 groups' coefficients of Σ x, int16 */
-	float d, dbias; /* the factors of the scales and of the bias (× dx later) */
+	__m512i q[4];   /* the 256 quants, unsigned, 64 a zmm (order: see the top) */
+	__m256i sc;     /* the 16 groups' scales, int16 (q4_K, q5_K: the 8 of 32, words 0..7) */
+	__m256i bias;   /* the 16 groups' coefficients of Σ x, int16 (q4_K, q5_K: the 8 of 32, words 8..15) */
+	__m128i dh;     /* f16 bits: word 0 the scales' factor d, word 1 the bias's dmin
+			 * (q2_K, q4_K, q5_K; q3_K and q6_K fold theirs, 4d and 32d) */
 };
 
-/* q2_K's and q3_K's 2-bit fields: element 128h + 32s + l (s < 4, l < 32)
- * is (qs[32h + l] >> 2s) & 3, so zmm 2h + t (elements 128h + 64t ..) is
- * [qs | qs >> 2] of the half's 32 bytes, shifted by 4t. */
-static inline void crumb_quarters(const uint8_t qs[64], __m512i q[4])
+/* q2_K's and q3_K's 2-bit fields, one load: element 128h + 32s + l
+ * (l < 32) is (qs[32h + l] >> 2s) & 3, so zmm s, the 64 bytes shifted by
+ * 2s, holds elements 32s .. (bytes 0..31) and 128 + 32s .. (32..63), i.e.
+ * groups of 16 number 2s, 2s + 1, 8 + 2s, 9 + 2s; kq_rows puts the
+ * activation's bytes in that order. */
+static inline void crumbs(const uint8_t qs[64], __m512i q[4])
 {
-	const __m512i m3 = _mm512_set1_epi8(3);
+	const __m512i v = _mm512_loadu_si512(qs), m3 = _mm512_set1_epi8(3);
 
-	for (int h = 0; h < 2; h++) {
-		const __m512i b = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * h)));
-		const __m512i v = _mm512_mask_srli_epi16(b, 0xffff0000u, b, 2);
-
-		q[2 * h] = _mm512_and_si512(v, m3);
-		q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m3);
-	}
+	q[0] = _mm512_and_si512(v, m3);
+	for (int s = 1; s < 4; s++)
+		q[s] = _mm512_and_si512(_mm512_srli_epi16(v, 2 * s), m3);
 }
 
-/* Adds `value` to the quants of zmm c (elements 64c ..) whose high bit is
- * set in the 32 bytes hb (q3_K's hmask, q5_K's qh): bit 2c of hb[l] for
- * element 64c + l, bit 2c + 1 for element 64c + 32 + l (l < 32). */
-static inline void add_high_bits(const uint8_t hb[32], __m512i q[4], int value)
+/* Adds `value` to the quants of zmm c whose high bit is set in the 32
+ * bytes hb (q3_K's hmask, q5_K's qh: bit t of hb[l] for element 32t + l):
+ * bits lo and hi for the zmm's two halves, c and c + 4 in crumbs' order,
+ * 4(c / 2) + c % 2 and that + 2 in nibble_pairs'. */
+static inline void add_high_bits(const uint8_t hb[32], __m512i q[4], int value, int pairs)
 {
 	const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)hb));
 
 	for (int c = 0; c < 4; c++) {
-		const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << 2 * c)),
-						       _mm256_set1_epi8((char)(2 << 2 * c)), 1);
+		const int lo = pairs ? 4 * (c / 2) + c % 2 : c, hi = pairs ? lo + 2 : c + 4;
+		const __m512i bit = _mm512_inserti64x4(_mm512_set1_epi8((char)(1 << lo)), _mm256_set1_epi8((char)(1 << hi)), 1);
 
 		q[c] = _mm512_mask_add_epi8(q[c], _mm512_test_epi8_mask(h, bit), q[c], _mm512_set1_epi8((char)value));
 	}
+}
+
+/* The f16 d and dmin that follow each other in q2_K, q4_K and q5_K. */
+static inline __m128i d_dmin(const uint16_t *d)
+{
+	uint32_t v;
+
+	memcpy(&v, d, 4);
+	return _mm_cvtsi32_si128((int)v);
 }
 
 static DOT_ALWAYS_INLINE struct kq_block q2_K_block(const struct block_q2_K *b)
 {
 	const __m128i s = _mm_loadu_si128((const __m128i *)b->scales), m4 = _mm_set1_epi8(0x0f);
 	struct kq_block k = {
-		.sc = _mm_and_si128(s, m4),
+		.sc = _mm256_cvtepu8_epi16(_mm_and_si128(s, m4)),
 		.bias = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4)),
-		.d = f16_scalar(b->d),
-		.dbias = f16_scalar(b->dmin),
+		.dh = d_dmin(&b->d),
 	};
 
-	crumb_quarters(b->qs, k.q);
+	crumbs(b->qs, k.q);
 	return k;
 }
 
@@ -91,12 +104,11 @@ static DOT_ALWAYS_INLINE struct kq_block q3_K_block(const struct block_q3_K *b)
 	const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)h), _mm_setr_epi32(0, 2, 4, 6)),
 					   _mm_set1_epi8(3));
 
-	k.sc = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
-	k.bias = _mm256_cvtepi8_epi16(k.sc);
-	k.d = f16_scalar(b->d);
-	k.dbias = 4.0f * k.d;
-	crumb_quarters(b->qs, k.q);
-	add_high_bits(b->hmask, k.q, 4);
+	k.sc = _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32)));
+	k.bias = k.sc;
+	k.dh = _mm_cvtsi32_si128(b->d);
+	crumbs(b->qs, k.q);
+	add_high_bits(b->hmask, k.q, 4, 0);
 	return k;
 }
 
@@ -106,40 +118,55 @@ _Static_assert(offsetof(struct block_q5_K, scales) == offsetof(struct block_q4_K
 
 static DOT_ALWAYS_INLINE struct kq_block k4_block(const struct block_q4_K *b)
 {
-	uint8_t sc[8], m[8];
-
-	q4_K_scales(b, sc, m);
-
-	const __m128i s8 = _mm_loadl_epi64((const __m128i *)sc), m8 = _mm_loadl_epi64((const __m128i *)m);
+	/* dwords u0, u1, u2 of the 12 bytes (the 4 after them unused):
+	 * sc 0..3 = u0 & 63, sc 4..7 = u2 & 15 | (u0 >> 6) << 4, m 0..3 =
+	 * u1 & 63, m 4..7 = u2 >> 4 | (u1 >> 6) << 4, bytewise */
+	const __m128i v = _mm_loadu_si128((const __m128i *)b->scales);
+	const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+	const __m128i h = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+	const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+					 _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+	const __m128i hi = _mm_and_si128(_mm_srli_epi32(h, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+	const __m256i scm = _mm256_cvtepu8_epi16(_mm_or_si128(lo, hi)); /* words 0..7 sc, 8..15 m */
 
 	return (struct kq_block){
-		.sc = _mm_unpacklo_epi8(s8, s8),
-		.bias = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8)),
-		.d = f16_scalar(b->d),
-		.dbias = f16_scalar(b->dmin),
+		.sc = scm,
+		.bias = scm,
+		.dh = d_dmin(&b->d),
 	};
+}
+
+/* q4_K's and q5_K's nibbles in pairs of quarters, for fewer instructions
+ * a byte: zmm 2p + h is the low (h = 0) or high nibbles of qs[64p ..],
+ * i.e. groups of 32 number 4p + h (bytes 0..31) and 4p + 2 + h (32..63);
+ * kq_rows puts the activation's bytes in that order. */
+static inline void nibble_pairs(const uint8_t qs[128], __m512i q[4])
+{
+	const __m512i m4 = _mm512_set1_epi8(0x0f);
+
+	for (int p = 0; p < 2; p++) {
+		const __m512i v = _mm512_loadu_si512(qs + 64 * p);
+
+		q[2 * p] = _mm512_and_si512(v, m4);
+		q[2 * p + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+	}
 }
 
 static DOT_ALWAYS_INLINE struct kq_block q4_K_block(const struct block_q4_K *b)
 {
 	struct kq_block k = k4_block(b);
 
-	for (int j = 0; j < 4; j++)
-		k.q[j] = q4_K_quarter(b, j);
+	nibble_pairs(b->qs, k.q);
 	return k;
 }
 
-/* As q4_K (low nibbles of qs[32j ..], then high ones) plus the qh bits. */
+/* As q4_K plus the qh bits. */
 static DOT_ALWAYS_INLINE struct kq_block q5_K_block(const struct block_q5_K *b)
 {
 	struct kq_block k = k4_block((const struct block_q4_K *)b);
 
-	for (int j = 0; j < 4; j++) {
-		const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qs + 32 * j)));
-
-		k.q[j] = _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xffff0000u, q, 4), _mm512_set1_epi8(0x0f));
-	}
-	add_high_bits(b->qh, k.q, 16);
+	nibble_pairs(b->qs, k.q);
+	add_high_bits(b->qh, k.q, 16, 1);
 	return k;
 }
 
@@ -147,14 +174,15 @@ static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
 {
 	struct kq_block k;
 
-	k.sc = _mm_loadu_si128((const __m128i *)b->scales);
-	k.bias = _mm256_cvtepi8_epi16(k.sc);
-	k.d = f16_scalar(b->d);
-	k.dbias = 32.0f * k.d;
+	k.sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales));
+	k.bias = k.sc;
+	k.dh = _mm_cvtsi32_si128(b->d);
 	q6_K_half(b, 0, &k.q[0], &k.q[1]);
 	q6_K_half(b, 1, &k.q[2], &k.q[3]);
 	return k;
 }
+
+#define KQ_ROWS AVX512_KQ_DOT_ROWS
 
 enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
 
@@ -182,41 +210,111 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
 	}
 }
 
+/* The scales of zmm c's groups as vpmaddwd meets its vpmaddubsw pair
+ * sums, from scw (int16, group g's scale in word g): word w of zmm c is
+ * scale 4c + w / 8 (groups of 16 in element order: q6_K), 2c + (w / 8) % 2
+ * + 8(w / 16) (crumbs' order) or 4(c / 2) + c % 2 + 2(w / 16) (groups of
+ * 32 in nibble_pairs' order). */
+static DOT_ALWAYS_INLINE __m512i group_scales(enum kq_format f, __m512i scw, int c)
+{
+	const __m512i w = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14,
+					   13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+	__m512i idx;
+
+	if (f == KQ_Q4_K || f == KQ_Q5_K)
+		idx = _mm512_add_epi16(_mm512_slli_epi16(_mm512_srli_epi16(w, 4), 1),
+				       _mm512_set1_epi16((short)(4 * (c / 2) + c % 2)));
+	else if (f == KQ_Q2_K || f == KQ_Q3_K) /* 2c + (w / 8) % 2 + 8(w / 16) */
+		idx = _mm512_add_epi16(_mm512_add_epi16(_mm512_and_si512(_mm512_srli_epi16(w, 3), _mm512_set1_epi16(1)),
+							_mm512_slli_epi16(_mm512_srli_epi16(w, 4), 3)),
+				       _mm512_set1_epi16((short)(2 * c)));
+	else
+		idx = _mm512_add_epi16(_mm512_srli_epi16(w, 3), _mm512_set1_epi16((short)(4 * c)));
+	return _mm512_permutexvar_epi16(idx, scw);
+}
+
+/* The bsums of groups of 32 in words 8..15 (int16: |Σ| < 32·128), zero
+ * in 0..7: what q4_K's and q5_K's mins (words 8..15 of their bias) meet. */
+static inline __m256i bsums32_high(__m256i bs)
+{
+	const __m256i p = _mm256_madd_epi16(bs, _mm256_set1_epi16(1)); /* 8 int32 */
+	const __m256i w = _mm256_packs_epi32(p, p);                     /* qwords: p0-3 p0-3 p4-7 p4-7 */
+
+	return _mm256_blend_epi32(_mm256_permute4x64_epi64(w, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_setzero_si256(), 0x0f);
+}
+
+/* acc + Σ sc·(u·x) over pairs of words, the pair sums of u·x in int16. */
+static inline __m512i dot_scaled_acc(__m512i acc, __m512i u, __m512i x, __m512i sc)
+{
+#ifdef __AVX512VNNI__
+	return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, x), sc);
+#else
+	return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, x), sc));
+#endif
+}
+
+/* Bytes ahead that kq_rows prefetches in each row, into L2
+ * (dot_prefetch_rows_far, plugins/cpu/dot_rows.h): measured on Zen 4 at
+ * M = 1, K = 2048 (a q4_K row is 1152 bytes), prefetcht0 at 2048 bytes
+ * left q4_K at 8-10 GB/s on one thread from DRAM, T1 at 8192 bytes 21-25
+ * (q6_K 25-27); prefetching into L1 too evicts what the dots are reading. */
+#define KQ_PREFETCH_AHEAD 8192
+
 /* The body of every format (f a constant once inlined): the activation's
- * bytes and bsums once per block for all rows; per row the scales in f32
- * per group of 16 (spread_scales), the bias in integers per block. */
+ * bytes and bsums once per block for all rows; per row the block's dot in
+ * int32 (vpmaddubsw, then vpmaddwd by the int16 group scales), converted
+ * and scaled once per block. q3_K and q6_K (bias = sc, dbias = 2^k·d) fold
+ * the bias into that integer sum; the others keep it apart (dmin). */
 static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
 				  float *out, const int rows)
 {
 	const struct block_q8_K *x = xv;
 	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
-	__m512 acc[DOT_ROWS][2];
-	__m256 bacc[DOT_ROWS];
+	const int fold = f == KQ_Q6_K ? 5 : f == KQ_Q3_K ? 2 : 0; /* log2 dbias / d, 0: apart */
+	__m512 acc[KQ_ROWS];
+	__m256 bacc[KQ_ROWS];
 
 	FOR_ROWS(r) {
-		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+		acc[r] = _mm512_setzero_ps();
 		bacc[r] = _mm256_setzero_ps();
 	}
 	for (int64_t i = 0; i < nb; i++) {
-		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
+		const __m256i bs16 = _mm256_loadu_si256((const __m256i *)x[i].bsums);
+		const __m256i bs = f == KQ_Q4_K || f == KQ_Q5_K ? bsums32_high(bs16) : bs16;
+		const __m128 xd = _mm_set1_ps(x[i].d);
 		__m512i xq[4];
 
 		load_q8_K(&x[i], xq);
-		dot_prefetch_rows(wv, stride, rows, nb * bytes, i * bytes, (int)bytes);
+		if (f != KQ_Q6_K) { /* the decoders' orders, 32 elements at a time */
+			const __m512i x0 = xq[0], x1 = xq[1], x2 = xq[2], x3 = xq[3];
+			const int q2 = f == KQ_Q2_K || f == KQ_Q3_K;
+			/* crumbs': 0..31, 128..159 | 32..63, 160.. | 64.., 192.. | 96.., 224..;
+			 * nibble_pairs': 0..31, 64..95 | 32..63, 96..127 | 128.., 192.. | 160.., 224.. */
+			xq[0] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(1, 0, 1, 0));
+			xq[1] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(3, 2, 3, 2));
+			xq[2] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(1, 0, 1, 0));
+			xq[3] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(3, 2, 3, 2));
+		}
+		dot_prefetch_rows_far(wv, stride, rows, nb * bytes, i * bytes, (int)bytes, KQ_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
+			const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(k.dh), xd); /* d·dx, dmin·dx */
 			const __m256i bias = _mm256_madd_epi16(k.bias, bs); /* Σ bias·Σ x, pairs of groups */
-			const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(k.d * x[i].d),
-							    _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(k.sc)));
+			const __m512i scw = _mm512_castsi256_si512(k.sc);
+			__m512i isum = _mm512_madd_epi16(_mm512_maddubs_epi16(k.q[0], xq[0]), group_scales(f, scw, 0));
 
-			bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[i].d), bacc[r]);
-			for (int c = 0; c < 4; c++)
-				acc[r][c & 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_u8s8(k.q[c], xq[c])),
-								spread_scales(scales, 4 * c, 4), acc[r][c & 1]);
+			for (int c = 1; c < 4; c++)
+				isum = dot_scaled_acc(isum, k.q[c], xq[c], group_scales(f, scw, c));
+			if (fold)
+				isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(bias, fold)));
+			else
+				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_broadcastss_ps(_mm_movehdup_ps(dm)),
+							  bacc[r]);
+			acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(dm), acc[r]);
 		}
 	}
 	FOR_ROWS(r)
-		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])) - hsum256(bacc[r]);
+		out[r] = _mm512_reduce_add_ps(acc[r]) - (fold ? 0.0f : hsum256(bacc[r]));
 }
 
 #define DEFINE_KQ(t, F)                                                                              \
@@ -225,7 +323,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 	{                                                                                           \
 		kq_rows(F, n, wv, stride, xv, out, rows);                                           \
 	}                                                                                           \
-	DEFINE_DOT_ENTRIES(ISA, t, n / QK_K * kq_block_bytes(F), DOT_ROWS)
+	DEFINE_DOT_ENTRIES(ISA, t, n / QK_K * kq_block_bytes(F), KQ_ROWS)
 
 DEFINE_KQ(q2_K, KQ_Q2_K)
 DEFINE_KQ(q3_K, KQ_Q3_K)

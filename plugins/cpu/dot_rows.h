@@ -44,6 +44,31 @@ static DOT_ALWAYS_INLINE void dot_prefetch_rows(const void *w, int64_t stride, i
 			__builtin_prefetch(base + r * stride + off + o, 0, 3);
 }
 
+/* dot_prefetch_rows at `ahead` bytes, which may span several groups of
+ * rows: short rows (K = 2048: a q4_0 row is 1152 bytes) need a lookahead
+ * of more than the next group to keep enough lines in flight. Past a row's
+ * end the same place g groups on (g·rows·stride), g the rows it passes. */
+#ifndef DOT_PREFETCH_FAR_LOCALITY
+#define DOT_PREFETCH_FAR_LOCALITY 2
+#endif
+
+static DOT_ALWAYS_INLINE void dot_prefetch_rows_far(const void *w, int64_t stride, int rows, int64_t row_bytes,
+						    int64_t off, int bytes, int64_t ahead)
+{
+	const char *base = w;
+
+	off += ahead;
+	if (off >= row_bytes) {
+		const int64_t g = off / row_bytes;
+
+		base += g * rows * stride;
+		off -= g * row_bytes;
+	}
+	FOR_ROWS(r)
+		for (int o = 0; o < bytes; o += 64)
+			__builtin_prefetch(base + r * stride + off + o, 0, DOT_PREFETCH_FAR_LOCALITY);
+}
+
 /* The 8 6-bit sub-block scales ls of an iq4_xs block (SPEC/QUANT.md),
  * one a byte, sub-block j in byte j: the 4-bit fields of scales_l and the
  * 2-bit fields of scales_h spread out in 64-bit words. */

@@ -53,6 +53,12 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
 	return vf_load_bf16_n((const uint16_t *)p + i, n);
 }
 
+/* Bytes ahead that each row prefetches (across groups of rows when rows
+ * are short). */
+#ifndef DOT_FLOAT_PREFETCH_AHEAD
+#define DOT_FLOAT_PREFETCH_AHEAD 4096
+#endif
+
 #define FOR_X(c) _Pragma("GCC unroll 8") for (int c = 0; c < xrows; c++)
 
 /* `rows` weight rows (stride bytes apart) against `xrows` activation rows
@@ -72,7 +78,8 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
 			FOR_X(c)                                                                    \
 				acc[r][c][0] = acc[r][c][1] = vf_zero();                            \
 		for (; i + u * VEC_WIDTH <= n; i += u * VEC_WIDTH) {                                \
-			dot_prefetch_rows(w, stride, rows, n * (esz), i * (esz), u * VEC_WIDTH * (esz)); \
+			dot_prefetch_rows_far(w, stride, rows, n * (esz), i * (esz), u * VEC_WIDTH * (esz), \
+					      DOT_FLOAT_PREFETCH_AHEAD);                                \
 			for (int k = 0; k < u; k++) {                                               \
 				vf xv[X_ROWS];                                                      \
                                                                                                     \
