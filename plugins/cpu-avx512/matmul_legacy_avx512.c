@@ -148,19 +148,7 @@ DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl
  * scales_l and 2-bit fields of scales_h spread to one byte each. */
 static inline __m256 iq4_xs_scales(const struct block_iq4_xs *b)
 {
-	uint32_t l;
-	uint64_t lo, hi = b->scales_h;
-
-	memcpy(&l, b->scales_l, 4);
-	lo = l;
-	lo = (lo | lo << 16) & 0x0000ffff0000ffffull;
-	lo = (lo | lo << 8) & 0x00ff00ff00ff00ffull;
-	lo = (lo | lo << 4) & 0x0f0f0f0f0f0f0f0full;
-	hi = (hi | hi << 24) & 0x000000ff000000ffull;
-	hi = (hi | hi << 12) & 0x000f000f000f000full;
-	hi = (hi | hi << 6) & 0x0303030303030303ull;
-
-	const __m256i ls = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)(lo | hi << 4)));
+	const __m256i ls = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)dot_iq4_xs_ls(b->scales_h, b->scales_l)));
 
 	return _mm256_cvtepi32_ps(_mm256_sub_epi32(ls, _mm256_set1_epi32(32)));
 }
