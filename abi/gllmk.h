@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GLLMK_ABI_MAJOR 1
-#define GLLMK_ABI_MINOR 0
+#define GLLMK_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define GLLMK_API __attribute__((visibility("default")))
@@ -339,6 +339,159 @@ typedef struct gllmk_sample_params {
  * procedure every plugin follows. ids: i32 [R]; logits: f32 [R, N]. */
 GLLMK_API gllmk_status gllmk_sample(gllmk_context *ctx, const gllmk_tensor *ids, const gllmk_tensor *logits,
 				    const float *uniform, const gllmk_sample_params *p);
+
+/* ------------------------------------------------------- operators, ABI 1.1 */
+/* A plugin built for ABI 1.0 answers GLLMK_E_UNSUPPORTED for each of these.
+ * Every params struct of 1.1 begins with struct_size (set it to
+ * sizeof(the struct)) so it can grow; fields past struct_size read as 0.
+ * SPEC/OPERATORS.md gives the exact semantics, after ggml's. */
+
+typedef struct gllmk_rope_ext_params {
+	uint32_t struct_size;
+	int32_t mode;        /* enum gllmk_rope_mode */
+	int32_t n_rot;       /* dims rotated (even, <= head dim); 0: all; the rest copied */
+	float theta_base;    /* 10000 for LLaMA, 500000 for Llama 3 */
+	float freq_scale;    /* 1 = none; linear interpolation (YaRN: 1/factor) */
+	float ext_factor;    /* YaRN extrapolation mix; 0 = off */
+	float attn_factor;   /* scales cos and sin; 0 is read as 1 */
+	float beta_fast;     /* YaRN; 0 is read as 32 */
+	float beta_slow;     /* YaRN; 0 is read as 1 */
+	int32_t n_ctx_orig;  /* YaRN: the training context; 0 = off */
+} gllmk_rope_ext_params;
+
+/* rope with ggml's extensions. freq_factors: NULL or f32 [n_rot/2], pair i's
+ * angle divided by freq_factors[i] (Llama 3.x rope_freqs, LongRoPE factors).
+ * YaRN as ggml_rope_ext: the angle mixes interpolated and extrapolated
+ * frequencies over ggml's correction dims, and cos/sin are scaled by
+ * attn_factor · (1 + 0.1·ln(1/freq_scale)) when ext_factor != 0.
+ * gllmk_rope(p) equals gllmk_rope_ext with freq_factors NULL and the YaRN
+ * fields 0. y, x: f32 [T, H, D]; pos: i32 [T]. */
+GLLMK_API gllmk_status gllmk_rope_ext(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x,
+				      const gllmk_tensor *pos, const gllmk_tensor *freq_factors,
+				      const gllmk_rope_ext_params *p);
+
+typedef struct gllmk_attention_ext_params {
+	uint32_t struct_size;
+	float scale;       /* on q·k; 0: 1/sqrt(head dim) */
+	int32_t causal;    /* query i sees kv tokens t <= kv_len - Tq + i (per sequence) */
+	int32_t kv_len;    /* gllmk_attention_ext: as gllmk_attention_params.kv_len */
+	float softcap;     /* > 0: scores = softcap · tanh(scores / softcap) (Gemma 2); 0 = off */
+	float max_bias;    /* > 0: ALiBi: score += -slope_h · |p - t|, ggml's slope per head; 0 = off */
+	int32_t window;    /* > 0: query at position p sees only t > p - window; 0 = off */
+	int32_t reserved;
+} gllmk_attention_ext_params;
+
+/* gllmk_attention with the options of current model families:
+ *   k, v: f32, f16, bf16, q8_0 or q4_0 (blocks along D; D a multiple of 32 for
+ *         the block types), contiguous [Tkv, Hkv, D] or paged [nblk, B, Hkv, D];
+ *   mask: NULL, f32 [Tq, >= kv_len] shared by the heads, or [Hq, Tq, >= kv_len];
+ *   sinks: NULL or f32 [Hq], one extra logit per head in the softmax
+ *          denominator (gpt-oss); it adds no value.
+ * p = kv_len - Tq + i is query i's position. Order on a score: scale,
+ * softcap, + ALiBi, + mask, then causal and window. */
+GLLMK_API gllmk_status gllmk_attention_ext(gllmk_context *ctx, const gllmk_tensor *out, const gllmk_tensor *q,
+					   const gllmk_tensor *k, const gllmk_tensor *v, const gllmk_tensor *mask,
+					   const gllmk_tensor *block_table, const gllmk_tensor *sinks,
+					   const gllmk_attention_ext_params *p);
+
+/* Attention over S sequences in one call (continuous batching).
+ *   q: f32 [sum Tq, Hq, D], out: f32 [sum Tq, Hq, Dv]; sequence s owns query
+ *      rows cu_q[s] .. cu_q[s+1]-1 (cu_q: i32 [S+1], cu_q[0] = 0, non-decreasing,
+ *      cu_q[S] = sum Tq);
+ *   k, v: one paged cache [nblk, B, Hkv, D], dtypes as gllmk_attention_ext;
+ *   kv_len: i32 [S], the tokens of sequence s (a sequence may have 0);
+ *   block_tables: i32 [S, P], sequence s's token t in block block_tables[s, t/B];
+ *   mask: NULL or f32 [sum Tq, >= max kv_len]: row r's column t applies to
+ *         token t of r's sequence;
+ *   sinks, p (kv_len ignored): as gllmk_attention_ext, causal per sequence.
+ * Index data outside its range is GLLMK_E_BOUNDS naming the sequence. */
+GLLMK_API gllmk_status gllmk_attention_varlen(gllmk_context *ctx, const gllmk_tensor *out, const gllmk_tensor *q,
+					      const gllmk_tensor *k, const gllmk_tensor *v, const gllmk_tensor *mask,
+					      const gllmk_tensor *cu_q, const gllmk_tensor *kv_len,
+					      const gllmk_tensor *block_tables, const gllmk_tensor *sinks,
+					      const gllmk_attention_ext_params *p);
+
+/* Scatter x f32 [T, Hkv, D] into cache slots: slots i32 [T]; -1 skips the row.
+ * cache: paged [nblk, B, Hkv, D] (slot s is block s / B, row s % B) or
+ * contiguous [S, Hkv, D] (slot s is row s); f32, f16, bf16, q8_0 or q4_0,
+ * converted on the way as gllmk_convert / gllmk_quantize would. A slot past
+ * the cache is GLLMK_E_BOUNDS naming the row. */
+GLLMK_API gllmk_status gllmk_kv_store(gllmk_context *ctx, const gllmk_tensor *cache, const gllmk_tensor *x,
+				      const gllmk_tensor *slots);
+
+/* Per row of x f32 [R, N]: the k = ids.shape[1] largest values, largest first
+ * (ties: the lower index first). ids: i32 [R, k]; values: NULL or f32 [R, k]. */
+GLLMK_API gllmk_status gllmk_top_k(gllmk_context *ctx, const gllmk_tensor *values, const gllmk_tensor *ids,
+				   const gllmk_tensor *x);
+
+enum gllmk_moe_gating {
+	GLLMK_GATING_SOFTMAX = 0,       /* probs = softmax(logits) over E, then top-k */
+	GLLMK_GATING_SIGMOID = 1,       /* probs = sigmoid(logits), then top-k (DeepSeek V3) */
+	GLLMK_GATING_SOFTMAX_AFTER = 2, /* top-k of the logits, weights = softmax over the k */
+};
+
+typedef struct gllmk_moe_route_params {
+	uint32_t struct_size;
+	int32_t gating;     /* enum gllmk_moe_gating */
+	int32_t n_group;    /* > 1: grouped top-k (DeepSeek V3); 0 or 1 = off */
+	int32_t topk_group; /* groups kept when grouped */
+	int32_t norm;       /* 1: weights divided by their sum */
+	float scale;        /* weights multiplied by it; 0 is read as 1 */
+} gllmk_moe_route_params;
+
+/* Router logits f32 [T, E] -> expert ids i32 [T, k] and weights f32 [T, k]
+ * (k = ids.shape[1]). bias: NULL or f32 [E], added to the scores used for
+ * selection only (DeepSeek V3's exp_probs_b). Grouped: the E experts form
+ * n_group groups of E/n_group; a group's score is the sum of its two best
+ * selection scores; only the topk_group best groups are eligible. */
+GLLMK_API gllmk_status gllmk_moe_route(gllmk_context *ctx, const gllmk_tensor *ids, const gllmk_tensor *weights,
+				       const gllmk_tensor *logits, const gllmk_tensor *bias,
+				       const gllmk_moe_route_params *p);
+
+/* Expert matmul: w [E, N, K] in any weight dtype of gllmk_matmul, ids i32 [T, k].
+ *   x: f32 [T, K] (every slot reads the token's row) or [T, k, K] (one row per slot);
+ *   bias: NULL or f32 [E, N];
+ *   slot_weights NULL: y f32 [T, k, N], y[t,j] = x[t(,j)] · w[ids[t,j]]ᵀ (+ bias[ids[t,j]]);
+ *   slot_weights f32 [T, k]: y f32 [T, N] = sum_j slot_weights[t,j] · (the above).
+ * An id outside [0, E) is GLLMK_E_BOUNDS naming the token and slot. */
+GLLMK_API gllmk_status gllmk_matmul_id(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x,
+				       const gllmk_tensor *w, const gllmk_tensor *ids, const gllmk_tensor *bias,
+				       const gllmk_tensor *slot_weights);
+
+/* y [B, M, N] = x [B, M, K] · w[b]ᵀ, w [B or 1, N, K] in any weight dtype of
+ * gllmk_matmul (a w with shape[0] 1 serves every batch). */
+GLLMK_API gllmk_status gllmk_matmul_batched(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x,
+					    const gllmk_tensor *w);
+
+enum gllmk_glu_op {
+	GLLMK_GLU_SILU = 0,       /* SwiGLU: silu(g) · u */
+	GLLMK_GLU_GELU_TANH = 1,  /* GEGLU */
+	GLLMK_GLU_GELU_ERF = 2,
+	GLLMK_GLU_RELU = 3,       /* ReGLU */
+	GLLMK_GLU_SWIGLU_OAI = 4, /* gpt-oss: g' = min(g, limit), u' = clamp(u, -limit, limit),
+				   * y = g' · sigmoid(alpha · g') · (u' + 1) */
+};
+
+typedef struct gllmk_glu_params {
+	uint32_t struct_size;
+	int32_t op;      /* enum gllmk_glu_op */
+	int32_t swapped; /* fused input only: 1 = the up half comes first */
+	float alpha;     /* SWIGLU_OAI: 0 is read as 1.702 */
+	float limit;     /* SWIGLU_OAI: 0 is read as 7 */
+} gllmk_glu_params;
+
+/* y = act(gate) · up. up NULL: gate is fused [.., 2N] (gate half first unless
+ * swapped) and y is [.., N]; else gate, up and y have one shape. */
+GLLMK_API gllmk_status gllmk_glu(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *gate,
+				 const gllmk_tensor *up, const gllmk_glu_params *p);
+
+/* y = 1 / (1 + exp(-x)) */
+GLLMK_API gllmk_status gllmk_sigmoid(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x);
+/* y = min(max(x, lo), hi); lo <= hi, neither NaN */
+GLLMK_API gllmk_status gllmk_clamp(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x, float lo,
+				   float hi);
+/* y = c · tanh(x / c), c > 0 and finite (Gemma's final logits) */
+GLLMK_API gllmk_status gllmk_softcap(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x, float c);
 
 #ifdef __cplusplus
 }

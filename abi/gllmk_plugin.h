@@ -127,6 +127,23 @@ typedef gllmk_status (*gllmk_attention_fn)(void *st, gllmk_t out, gllmk_t q, gll
 typedef gllmk_status (*gllmk_argmax_fn)(void *st, gllmk_t ids, gllmk_t x);
 typedef gllmk_status (*gllmk_sample_fn)(void *st, gllmk_t ids, gllmk_t logits, const float *uniform,
 					const gllmk_sample_params *p);
+/* ABI 1.1 */
+typedef gllmk_status (*gllmk_rope_ext_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t freq_factors,
+					  const gllmk_rope_ext_params *p);
+typedef gllmk_status (*gllmk_attention_ext_fn)(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+					       gllmk_t block_table, gllmk_t sinks, const gllmk_attention_ext_params *p);
+typedef gllmk_status (*gllmk_attention_varlen_fn)(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v,
+						  gllmk_t mask, gllmk_t cu_q, gllmk_t kv_len, gllmk_t block_tables,
+						  gllmk_t sinks, const gllmk_attention_ext_params *p);
+typedef gllmk_status (*gllmk_kv_store_fn)(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots);
+typedef gllmk_status (*gllmk_top_k_fn)(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
+typedef gllmk_status (*gllmk_moe_route_fn)(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
+					   const gllmk_moe_route_params *p);
+typedef gllmk_status (*gllmk_matmul_id_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias,
+					   gllmk_t slot_weights);
+typedef gllmk_status (*gllmk_matmul_batched_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
+typedef gllmk_status (*gllmk_glu_fn)(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p);
+typedef gllmk_status (*gllmk_clamp_fn)(void *st, gllmk_t y, gllmk_t x, float lo, float hi);
 
 /* ------------------------------------------------------------------ table */
 
@@ -175,7 +192,20 @@ struct gllmk_plugin_table {
 	gllmk_attention_fn attention;
 	gllmk_argmax_fn argmax;
 	gllmk_sample_fn sample;
-	/* ABI 1.1 slots go here, appended, never inserted. */
+	/* operators, ABI 1.1 (appended, never inserted) */
+	gllmk_rope_ext_fn rope_ext;
+	gllmk_attention_ext_fn attention_ext;
+	gllmk_attention_varlen_fn attention_varlen;
+	gllmk_kv_store_fn kv_store;
+	gllmk_top_k_fn top_k;
+	gllmk_moe_route_fn moe_route;
+	gllmk_matmul_id_fn matmul_id;
+	gllmk_matmul_batched_fn matmul_batched;
+	gllmk_glu_fn glu;
+	gllmk_unary_fn sigmoid;
+	gllmk_clamp_fn clamp;
+	gllmk_scale_fn softcap;
+	/* ABI 1.2 slots go here. */
 };
 
 /* Every slot after the header, in table order: X(name, slot type).
@@ -189,7 +219,9 @@ struct gllmk_plugin_table {
 	X(buffer_copy, gllmk_buffer_copy_fn)                      \
 	X(sync, gllmk_sync_fn)
 
-#define GLLMK_OPS(X)                                              \
+#define GLLMK_OPS(X) GLLMK_OPS_V1_0(X) GLLMK_OPS_V1_1(X)
+
+#define GLLMK_OPS_V1_0(X)                                         \
 	X(matmul, gllmk_matmul_fn)                                \
 	X(gemm, gllmk_gemm_fn)                                    \
 	X(dequantize, gllmk_unary_fn)                             \
@@ -214,7 +246,22 @@ struct gllmk_plugin_table {
 	X(argmax, gllmk_argmax_fn)                                \
 	X(sample, gllmk_sample_fn)
 
+#define GLLMK_OPS_V1_1(X)                                         \
+	X(rope_ext, gllmk_rope_ext_fn)                            \
+	X(attention_ext, gllmk_attention_ext_fn)                  \
+	X(attention_varlen, gllmk_attention_varlen_fn)            \
+	X(kv_store, gllmk_kv_store_fn)                            \
+	X(top_k, gllmk_top_k_fn)                                  \
+	X(moe_route, gllmk_moe_route_fn)                          \
+	X(matmul_id, gllmk_matmul_id_fn)                          \
+	X(matmul_batched, gllmk_matmul_batched_fn)                \
+	X(glu, gllmk_glu_fn)                                      \
+	X(sigmoid, gllmk_unary_fn)                                \
+	X(clamp, gllmk_clamp_fn)                                  \
+	X(softcap, gllmk_scale_fn)
+
 #define GLLMK_OP_COUNT_V1_0 23
+#define GLLMK_OP_COUNT_V1_1 35
 
 /* The layout guard: slot n (counting probe as 0) sits right after the
  * 8-byte header and the name pointer. A failing assert here means someone
@@ -262,7 +309,19 @@ GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, get_rows) == GLLMK_SLOT_
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, attention) == GLLMK_SLOT_OFFSET(30), "slot 30");
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, argmax) == GLLMK_SLOT_OFFSET(31), "slot 31");
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, sample) == GLLMK_SLOT_OFFSET(32), "slot 32");
-GLLMK_STATIC_ASSERT(sizeof(struct gllmk_plugin_table) == GLLMK_SLOT_OFFSET(33), "ABI 1.0 ends at slot 32");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, rope_ext) == GLLMK_SLOT_OFFSET(33), "slot 33");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, attention_ext) == GLLMK_SLOT_OFFSET(34), "slot 34");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, attention_varlen) == GLLMK_SLOT_OFFSET(35), "slot 35");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, kv_store) == GLLMK_SLOT_OFFSET(36), "slot 36");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, top_k) == GLLMK_SLOT_OFFSET(37), "slot 37");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, moe_route) == GLLMK_SLOT_OFFSET(38), "slot 38");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, matmul_id) == GLLMK_SLOT_OFFSET(39), "slot 39");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, matmul_batched) == GLLMK_SLOT_OFFSET(40), "slot 40");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, glu) == GLLMK_SLOT_OFFSET(41), "slot 41");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, sigmoid) == GLLMK_SLOT_OFFSET(42), "slot 42");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, clamp) == GLLMK_SLOT_OFFSET(43), "slot 43");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, softcap) == GLLMK_SLOT_OFFSET(44), "slot 44");
+GLLMK_STATIC_ASSERT(sizeof(struct gllmk_plugin_table) == GLLMK_SLOT_OFFSET(45), "ABI 1.1 ends at slot 44");
 
 GLLMK_STATIC_ASSERT(offsetof(gllmk_host, set_error) == 16, "host layout");
 GLLMK_STATIC_ASSERT(offsetof(gllmk_open_args, host) == 16, "open_args layout");

@@ -29,6 +29,13 @@ static int api_lookup(void *handle, void *slot, const char *name, char *reason, 
 	return 0;
 }
 
+static void api_lookup_optional(void *handle, void *slot, const char *name)
+{
+	void *sym = dlsym(handle, name);
+
+	memcpy(slot, &sym, sizeof(sym));
+}
+
 int debug_api_resolve(struct debug_api *api, const gllmk_host *host, char *reason, size_t reason_len)
 {
 	Dl_info info;
@@ -57,8 +64,12 @@ int debug_api_resolve(struct debug_api *api, const gllmk_host *host, char *reaso
 	API_FN(dtype_name)
 	API_FN(dtype_row_bytes)
 #define API_OP(op, type) API_FN(op)
-	GLLMK_OPS(API_OP)
+	GLLMK_OPS_V1_0(API_OP)
 #undef API_OP
+	/* A 1.0 core has none of 1.1's: those wrappers then only forward. */
+#define API_OP_NEW(op, type) api_lookup_optional(api->handle, &api->op, "gllmk_" #op);
+	GLLMK_OPS_V1_1(API_OP_NEW)
+#undef API_OP_NEW
 #undef API_FN
 	if (bad) {
 		debug_api_release(api);

@@ -104,7 +104,7 @@ struct debug_ctx {
 
 /* ------------------------------------------------------------ one call */
 
-#define DEBUG_MAX_ARGS 6 /* attention: out, q, k, v, mask, block_table */
+#define DEBUG_MAX_ARGS 9 /* attention_varlen: out, q, k, v, mask, cu_q, kv_len, block_tables, sinks */
 
 struct debug_compare;
 

@@ -131,7 +131,7 @@ static gllmk_status call_end(struct debug_call *c)
 			c.status = c.d->next->op(c.d->next_state, FWD(NEXT_T));              \
 			c.ns = debug_now_ns() - t0;                                          \
 		}                                                                            \
-		if (c.cmp && c.status == GLLMK_OK)                                           \
+		if (c.cmp && c.status == GLLMK_OK && c.d->api.op)                            \
 			debug_compare_ran(&c, c.d->api.op(debug_compare_context(&c),         \
 							  FWD(CMP_T)));                      \
 		return call_end(&c);                                                         \
@@ -149,6 +149,13 @@ static gllmk_status call_end(struct debug_call *c)
 #define FWD_ROPE(T) T(0), T(1), T(2), p
 #define FWD_ATTENTION(T) T(0), T(1), T(2), T(3), T(4), T(5), p
 #define FWD_SAMPLE(T) T(0), T(1), uniform, p
+#define FWD_ROPE_EXT(T) T(0), T(1), T(2), T(3), p
+#define FWD_ATTENTION_EXT(T) T(0), T(1), T(2), T(3), T(4), T(5), T(6), p
+#define FWD_ATTENTION_VARLEN(T) T(0), T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8), p
+#define FWD_MOE_ROUTE(T) T(0), T(1), T(2), T(3), p
+#define FWD_MATMUL_ID(T) T(0), T(1), T(2), T(3), T(4), T(5)
+#define FWD_GLU(T) T(0), T(1), T(2), p
+#define FWD_CLAMP(T) T(0), T(1), lo, hi
 
 #define DEBUG_WRAP_gllmk_unary_fn(op) \
 	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t y, gllmk_t x), (y, x), ("y", "x"), 1, FWD_UNARY)
@@ -190,6 +197,53 @@ static gllmk_status call_end(struct debug_call *c)
 			 (void *st, gllmk_t ids, gllmk_t logits, const float *uniform,             \
 			  const gllmk_sample_params *p),                                           \
 			 (ids, logits), ("ids", "logits"), 1, FWD_SAMPLE)
+
+#define DEBUG_WRAP_gllmk_rope_ext_fn(op)                                                            \
+	DEBUG_OP_WRAPPER(op,                                                                        \
+			 (void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t freq_factors,        \
+			  const gllmk_rope_ext_params *p),                                          \
+			 (y, x, pos, freq_factors), ("y", "x", "pos", "freq_factors"), 1, FWD_ROPE_EXT)
+#define DEBUG_WRAP_gllmk_attention_ext_fn(op)                                                         \
+	DEBUG_OP_WRAPPER(op,                                                                          \
+			 (void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,           \
+			  gllmk_t block_table, gllmk_t sinks, const gllmk_attention_ext_params *p),       \
+			 (out, q, k, v, mask, block_table, sinks),                                    \
+			 ("out", "q", "k", "v", "mask", "block_table", "sinks"), 1, FWD_ATTENTION_EXT)
+#define DEBUG_WRAP_gllmk_attention_varlen_fn(op)                                                      \
+	DEBUG_OP_WRAPPER(op,                                                                          \
+			 (void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,           \
+			  gllmk_t cu_q, gllmk_t kv_len, gllmk_t block_tables, gllmk_t sinks,              \
+			  const gllmk_attention_ext_params *p),                                         \
+			 (out, q, k, v, mask, cu_q, kv_len, block_tables, sinks),                     \
+			 ("out", "q", "k", "v", "mask", "cu_q", "kv_len", "block_tables", "sinks"), 1,  \
+			 FWD_ATTENTION_VARLEN)
+#define DEBUG_WRAP_gllmk_kv_store_fn(op)                                                          \
+	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t cache, gllmk_t x, gllmk_t slots), (cache, x, slots), \
+			 ("cache", "x", "slots"), 1, FWD_BINARY)
+#define DEBUG_WRAP_gllmk_top_k_fn(op)                                                            \
+	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t values, gllmk_t ids, gllmk_t x), (values, ids, x), \
+			 ("values", "ids", "x"), 2, FWD_BINARY)
+#define DEBUG_WRAP_gllmk_moe_route_fn(op)                                                           \
+	DEBUG_OP_WRAPPER(op,                                                                        \
+			 (void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,     \
+			  const gllmk_moe_route_params *p),                                         \
+			 (ids, weights, logits, bias), ("ids", "weights", "logits", "bias"), 2,      \
+			 FWD_MOE_ROUTE)
+#define DEBUG_WRAP_gllmk_matmul_id_fn(op)                                                            \
+	DEBUG_OP_WRAPPER(op,                                                                         \
+			 (void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias,      \
+			  gllmk_t slot_weights),                                                     \
+			 (y, x, w, ids, bias, slot_weights), ("y", "x", "w", "ids", "bias", "slot_weights"), 1, \
+			 FWD_MATMUL_ID)
+#define DEBUG_WRAP_gllmk_matmul_batched_fn(op)                                                 \
+	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t y, gllmk_t x, gllmk_t w), (y, x, w), ("y", "x", "w"), 1, \
+			 FWD_BINARY)
+#define DEBUG_WRAP_gllmk_glu_fn(op)                                                                \
+	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p), \
+			 (y, gate, up), ("y", "gate", "up"), 1, FWD_GLU)
+#define DEBUG_WRAP_gllmk_clamp_fn(op)                                                          \
+	DEBUG_OP_WRAPPER(op, (void *st, gllmk_t y, gllmk_t x, float lo, float hi), (y, x), ("y", "x"), 1, \
+			 FWD_CLAMP)
 
 #define DEBUG_WRAP(op, type) DEBUG_WRAP_##type(op)
 GLLMK_OPS(DEBUG_WRAP)

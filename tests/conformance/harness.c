@@ -513,7 +513,7 @@ size_t conf_lengths_active(void)
 #define CONF_OP_NAME(name, type) #name,
 static const char *const op_names[] = { GLLMK_OPS(CONF_OP_NAME) };
 #define OP_COUNT ((int)(sizeof(op_names) / sizeof(op_names[0])))
-_Static_assert(OP_COUNT == GLLMK_OP_COUNT_V1_0, "coverage counts every ABI v1 op");
+_Static_assert(OP_COUNT == GLLMK_OP_COUNT_V1_1, "coverage counts every ABI v1 op");
 
 /* Per op: tests that named it, and tests that reached their end. */
 static struct {

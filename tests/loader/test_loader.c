@@ -340,12 +340,12 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	{ "probe says no", "probe-no", "vulkan", GLLMK_VERDICT_CANNOT_RUN, GLLMK_VERDICT_CANNOT_RUN,
-	  { "FAKE-PROBE-NO" }, 1, 0 },
+	  { "FAKE-PROBE-NO" }, 1, GLLMK_ABI_MINOR },
 	{ "probe says by name only", "by-name", "opencl", GLLMK_VERDICT_BY_NAME_ONLY, GLLMK_VERDICT_BY_NAME_ONLY,
-	  { "FAKE-BY-NAME" }, 1, 0 },
+	  { "FAKE-BY-NAME" }, 1, GLLMK_ABI_MINOR },
 	/* gllmk_survey opens nothing: it cannot know that open will fail. */
 	{ "open fails", "open-fails", "cpu-avx512", GLLMK_VERDICT_OPEN_FAILED, GLLMK_VERDICT_SELECTED,
-	  { "FAKE-OPEN-FAILS" }, 1, 0 },
+	  { "FAKE-OPEN-FAILS" }, 1, GLLMK_ABI_MINOR },
 	{ "entry refuses", "entry-refuses", "cpu-avx2", GLLMK_VERDICT_REFUSED, GLLMK_VERDICT_REFUSED,
 	  { "FAKE-ENTRY-REFUSES" }, -1, -1 },
 	{ "entry symbol missing", "no-entry", "cpu-neon", GLLMK_VERDICT_NO_ENTRY, GLLMK_VERDICT_NO_ENTRY,
@@ -356,17 +356,18 @@ static const struct scenario scenarios[] = {
 	{ "another major: only gllmk_plugin_entry_v2", "major2-symbol", "vulkan", GLLMK_VERDICT_ABI_MISMATCH,
 	  GLLMK_VERDICT_ABI_MISMATCH, { "gllmk_plugin_entry_v2", "1" }, 2, -1 },
 	{ "another major: _v1 entry, table says 2", "major2-table", "opencl", GLLMK_VERDICT_ABI_MISMATCH,
-	  GLLMK_VERDICT_ABI_MISMATCH, { "2", "1" }, 2, 0 },
+	  GLLMK_VERDICT_ABI_MISMATCH, { "2", "1" }, 2, GLLMK_ABI_MINOR },
 	{ "not an ELF file", "@text", "cpu-avx512", GLLMK_VERDICT_LOAD_FAILED, GLLMK_VERDICT_LOAD_FAILED,
 	  { NULL }, 0, 0 },
 	{ "empty file", "@empty", "cpu-avx2", GLLMK_VERDICT_LOAD_FAILED, GLLMK_VERDICT_LOAD_FAILED, { NULL }, 0, 0 },
 	{ "table name differs from the file name", "good", "opencl", GLLMK_VERDICT_ABI_MISMATCH,
 	  GLLMK_VERDICT_ABI_MISMATCH, { "vulkan", "opencl" }, -1, -1 },
 	{ "newer minor (longer table)", "newer-minor", "vulkan", GLLMK_VERDICT_SELECTED, GLLMK_VERDICT_SELECTED,
-	  { NULL }, 1, 1 },
+	  { NULL }, 1, GLLMK_ABI_MINOR + 1 },
 	{ "older minor (table cut after scale)", "older-minor", "vulkan", GLLMK_VERDICT_SELECTED,
-	  GLLMK_VERDICT_SELECTED, { NULL }, 1, 0 },
-	{ "a fake that runs", "good", "vulkan", GLLMK_VERDICT_SELECTED, GLLMK_VERDICT_SELECTED, { NULL }, 1, 0 },
+	  GLLMK_VERDICT_SELECTED, { NULL }, 1, GLLMK_ABI_MINOR },
+	{ "a fake that runs", "good", "vulkan", GLLMK_VERDICT_SELECTED, GLLMK_VERDICT_SELECTED, { NULL }, 1,
+	  GLLMK_ABI_MINOR },
 };
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
