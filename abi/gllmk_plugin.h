@@ -336,6 +336,7 @@ GLLMK_STATIC_ASSERT(offsetof(gllmk_tensor, stride) == 56, "tensor layout");
  * threads or touch a device: that is open's work. */
 #define GLLMK_PLUGIN_ENTRY gllmk_plugin_entry_v1
 #define GLLMK_PLUGIN_ENTRY_NAME "gllmk_plugin_entry_v1"
+#define GLLMK_PLUGIN_ENTRY_NODE "GLLMK_PLUGIN_1" /* its ELF version node: plugins/plugin.map */
 typedef const gllmk_plugin_table *(*gllmk_plugin_entry_fn)(const gllmk_host *host, char *reason, size_t reason_len);
 
 /* The check every entry makes before answering: the core speaks this

@@ -84,6 +84,12 @@ struct core_dispatch {
 	((t)->size >= offsetof(gllmk_plugin_table, slot) + sizeof((t)->slot))
 #define CORE_TABLE_SLOT(t, slot) (CORE_TABLE_HAS(t, slot) ? (t)->slot : NULL)
 
+/* ------------------------------------------------------------ loader */
+
+/* The version node ("" if none) of the loaded symbol at addr; -1 if its
+ * object's ELF tables cannot be read (elf_version.c). */
+int core_symbol_version(const void *addr, char *node, size_t len);
+
 /* ------------------------------------------------------------ reports */
 
 /* One candidate's strings; the public gllmk_plugin_report points into it. */

@@ -180,6 +180,27 @@ static void other_major(struct loaded *l, lt_dlhandle h)
 	snprintf(l->reason, sizeof(l->reason), "exports no %s symbol: not a gllmk plugin", GLLMK_PLUGIN_ENTRY_NAME);
 }
 
+/* The entry must sit in the version node of its major (plugins/plugin.map),
+ * the third place the major is written: checked before the entry runs. */
+static int entry_in_node(struct loaded *l, const void *entry)
+{
+	char node[64];
+
+	if (core_symbol_version(entry, node, sizeof(node)) < 0) {
+		snprintf(l->reason, sizeof(l->reason), "cannot read the ELF version of its %s",
+			 GLLMK_PLUGIN_ENTRY_NAME);
+	} else if (strcmp(node, GLLMK_PLUGIN_ENTRY_NODE) != 0) {
+		snprintf(l->reason, sizeof(l->reason), "exports %s %s%s, not in node %s (link it with plugins/plugin.map)",
+			 GLLMK_PLUGIN_ENTRY_NAME, node[0] ? "in node " : "without a version node", node,
+			 GLLMK_PLUGIN_ENTRY_NODE);
+	} else {
+		return 1;
+	}
+	l->verdict = GLLMK_VERDICT_ABI_MISMATCH;
+	l->abi_major = GLLMK_ABI_MAJOR;
+	return 0;
+}
+
 static void negotiate(struct loaded *l, lt_dlhandle h, const char *name)
 {
 	gllmk_plugin_entry_fn entry = (gllmk_plugin_entry_fn)lt_dlsym(h, GLLMK_PLUGIN_ENTRY_NAME);
@@ -190,6 +211,8 @@ static void negotiate(struct loaded *l, lt_dlhandle h, const char *name)
 		other_major(l, h);
 		return;
 	}
+	if (!entry_in_node(l, (const void *)entry))
+		return;
 	t = entry(&core_host, reason, sizeof(reason));
 	if (!t) {
 		reason[sizeof(reason) - 1] = '\0';

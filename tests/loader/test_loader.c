@@ -357,6 +357,12 @@ static const struct scenario scenarios[] = {
 	  GLLMK_VERDICT_ABI_MISMATCH, { "gllmk_plugin_entry_v2", "1" }, 2, -1 },
 	{ "another major: _v1 entry, table says 2", "major2-table", "opencl", GLLMK_VERDICT_ABI_MISMATCH,
 	  GLLMK_VERDICT_ABI_MISMATCH, { "2", "1" }, 2, GLLMK_ABI_MINOR },
+	/* The major's third place, the entry's ELF version node (SPEC/ABI.md §1),
+	 * is checked before the entry runs. */
+	{ "entry without a version node", "unversioned", "vulkan", GLLMK_VERDICT_ABI_MISMATCH,
+	  GLLMK_VERDICT_ABI_MISMATCH, { "without a version node", "GLLMK_PLUGIN_1" }, 1, -1 },
+	{ "entry in another major's node", "node2", "vulkan", GLLMK_VERDICT_ABI_MISMATCH,
+	  GLLMK_VERDICT_ABI_MISMATCH, { "GLLMK_PLUGIN_2", "GLLMK_PLUGIN_1" }, 1, -1 },
 	{ "not an ELF file", "@text", "cpu-avx512", GLLMK_VERDICT_LOAD_FAILED, GLLMK_VERDICT_LOAD_FAILED,
 	  { NULL }, 0, 0 },
 	{ "empty file", "@empty", "cpu-avx2", GLLMK_VERDICT_LOAD_FAILED, GLLMK_VERDICT_LOAD_FAILED, { NULL }, 0, 0 },
