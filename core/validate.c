@@ -95,7 +95,7 @@ static gllmk_status view_extent(const char *fn, const char *name, const gllmk_te
 	uint64_t ext = v->row_bytes, step;
 
 	for (int d = 0; d < t->ndim - 1; d++)
-		if (unlikely(__builtin_mul_overflow((uint64_t)(t->shape[d] - 1), (uint64_t)t->stride[d], &step) ||
+		if (unlikely(__builtin_mul_overflow(((uint64_t)t->shape[d] - 1), (uint64_t)t->stride[d], &step) ||
 			     __builtin_add_overflow(ext, step, &ext)))
 			goto overflow;
 	if (unlikely(__builtin_add_overflow(t->offset, ext, &v->hi) || v->hi > (uint64_t)INT64_MAX))
@@ -126,7 +126,7 @@ static gllmk_status view_distinct(const char *fn, const char *name, const gllmk_
 					  "%s: %s.stride[%d] = %" PRId64 " < %" PRIu64
 					  " bytes of dims %d..%d: the output overlaps itself", fn, name, d,
 					  t->stride[d], span, d + 1, t->ndim - 1);
-		span += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
+		span += ((uint64_t)t->shape[d] - 1) * (uint64_t)t->stride[d];
 	}
 	return GLLMK_OK;
 }

@@ -93,14 +93,16 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 	if (dtypes == CORE_DT_F32)
 		dt = &core_dtype_f32_fast;
 	n = t->shape[inner];
-	/* every dim in 1..2^28 and every outer stride in 0..2^28, in one test */
-	big = (uint64_t)(n - 1);
+	/* every dim in 1..2^28 and every outer stride in 0..2^28, in one test;
+	 * the subtractions are unsigned so a shape of INT64_MIN wraps instead of
+	 * overflowing (undefined behaviour) before the test rejects it */
+	big = (uint64_t)n - 1;
 	misalign = t->offset;
 	ext = 0;
 	for (uint32_t d = 0; d < inner; d++) {
-		big |= (uint64_t)(t->shape[d] - 1) | (uint64_t)t->stride[d];
+		big |= ((uint64_t)t->shape[d] - 1) | (uint64_t)t->stride[d];
 		misalign |= (uint64_t)t->stride[d];
-		ext += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
+		ext += ((uint64_t)t->shape[d] - 1) * (uint64_t)t->stride[d];
 	}
 	if (unlikely(big >= CORE_FAST_DIM_LIMIT || t->offset >= CORE_FAST_OFFSET_LIMIT || !dt->name))
 		return 0;
@@ -120,7 +122,7 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 				continue;
 			if (unlikely((uint64_t)t->stride[d] < span))
 				return 0;
-			span += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
+			span += ((uint64_t)t->shape[d] - 1) * (uint64_t)t->stride[d];
 		}
 	}
 	v->t = t;

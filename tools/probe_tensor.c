@@ -137,21 +137,43 @@ float *prng_floats(uint64_t seed, size_t n, double lo, double hi)
 	return x;
 }
 
+/* IEEE binary16 in portable C (no _Float16, which clang lacks on x86-64
+ * before version 15): round to nearest even via nearbyintf in the default
+ * rounding mode; written apart from the plugins' fp16.h so the self-test
+ * compares two implementations. */
 uint16_t f32_to_f16(float x)
 {
-	_Float16 h = (_Float16)x;
-	uint16_t bits;
+	const uint16_t sign = signbit(x) ? 0x8000 : 0;
+	const float a = fabsf(x);
+	int e, biased;
+	uint32_t r;
 
-	memcpy(&bits, &h, sizeof(bits));
-	return bits;
+	if (isnan(x))
+		return sign | 0x7e00;
+	if (a >= 65520.0f) /* rounds past the largest half, 65504 */
+		return sign | 0x7c00;
+	if (a < 0x1p-14f) /* subnormal: whole units of 2^-24 (1024 rounds up to the smallest normal) */
+		return sign | (uint16_t)nearbyintf(a * 0x1p24f);
+	frexpf(a, &e);                               /* a = m·2^e, m in [0.5, 1) */
+	r = (uint32_t)nearbyintf(ldexpf(a, 11 - e)); /* 11 significant bits: 1024..2048 */
+	biased = e - 1 + 15;
+	if (r == 2048) {
+		r = 1024;
+		biased++;
+	}
+	return sign | (uint16_t)(biased << 10) | (uint16_t)(r - 1024);
 }
 
 float f16_to_f32(uint16_t bits)
 {
-	_Float16 h;
+	const int biased = (bits >> 10) & 31, frac = bits & 1023;
+	const float sign = (bits & 0x8000) ? -1.0f : 1.0f;
 
-	memcpy(&h, &bits, sizeof(h));
-	return (float)h;
+	if (biased == 31)
+		return frac ? copysignf(NAN, sign) : sign * INFINITY;
+	if (biased == 0)
+		return sign * ldexpf((float)frac, -24);
+	return sign * ldexpf((float)(frac + 1024), biased - 25);
 }
 
 uint16_t f32_to_bf16(float x)
