@@ -31,3 +31,12 @@ void gllmk_abi_slots(
 {
 }
 #undef BASELINE_SLOT
+
+/* The slot types ABI 1.1 appended, in table order (GLLMK_OPS_V1_1), so that
+ * abidw describes their params structs; a later minor adds its own function. */
+#define SLOT_PARAM_V1_1(slot, type) type slot __attribute__((unused)),
+__attribute__((visibility("default")))
+void gllmk_abi_slots_v1_1(GLLMK_OPS_V1_1(SLOT_PARAM_V1_1) int end __attribute__((unused)))
+{
+}
+#undef SLOT_PARAM_V1_1
