@@ -360,6 +360,9 @@ static const struct vcase cases[] = {
 	C(F_SCALE, E_OVERFLOW, "y|x", NDIM("y", 1), SHAPE("y", 0, P2(61)), NDIM("x", 1), SHAPE("x", 0, P2(61))),
 	C(F_SCALE, E_OVERFLOW, "y|x", SHAPE("y", 0, P2(57)), SHAPE("x", 0, P2(57))),
 	C(F_SCALE, E_OVERFLOW, "y|x", SHAPE("y", 0, P2(56)), SHAPE("x", 0, P2(56))), /* 2^63 bytes */
+	/* INT64_MIN: the fast path's "shape - 1" once overflowed here (UBSan) */
+	C(F_SCALE, E_SHAPE, "x", SHAPE("x", 0, INT64_MIN)),
+	C(F_SCALE, E_SHAPE, "x", NDIM("x", 1), SHAPE("x", 0, INT64_MIN)),
 	C(F_SILU, OK, NULL, ALIAS("y", "x", 0)),
 	C(F_SILU, E_DTYPE, NULL, DTYPE("x", GLLMK_Q8_0)),
 	C(F_GELU_TANH, OK, NULL, ALIAS("y", "x", 0)),
