@@ -49,8 +49,9 @@ typedef enum gllmk_status {
 GLLMK_API const char *gllmk_status_string(gllmk_status st);
 
 /* The message of the last failed call on this thread, naming the argument
- * and the rule it broke ("gllmk_matmul: w.shape[1] (4096) != x.shape[1] (4095)").
- * Empty string if nothing failed yet. Valid until the next gllmk call on this thread. */
+ * and the rule it broke ("gllmk_matmul: w.shape[1] = 4096 but x.shape[1] = 4095 (K must match)").
+ * Empty string if nothing failed yet. Thread-local; it stays until the next
+ * failing gllmk call on this thread replaces it (successful calls leave it). */
 GLLMK_API const char *gllmk_last_error(void);
 
 /* ------------------------------------------------------------------- dtypes */

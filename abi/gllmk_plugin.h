@@ -103,6 +103,8 @@ typedef void (*gllmk_close_fn)(void *state);
 
 typedef gllmk_status (*gllmk_buffer_alloc_fn)(void *st, uint64_t size, void **impl);
 typedef gllmk_status (*gllmk_buffer_wrap_fn)(void *st, void *host, uint64_t size, void **impl);
+/* Called for every handle, wrapped ones included: for those it releases the
+ * plugin's bookkeeping only, never the caller's memory. */
 typedef void (*gllmk_buffer_free_fn)(void *st, void *impl);
 typedef gllmk_status (*gllmk_buffer_write_fn)(void *st, void *impl, uint64_t off, const void *src, uint64_t size);
 typedef gllmk_status (*gllmk_buffer_read_fn)(void *st, void *impl, uint64_t off, void *dst, uint64_t size);

@@ -7,6 +7,7 @@
  * and answer the slots it lacks (NULL, or past its table) with
  * GLLMK_E_UNSUPPORTED. Prints one line per check; exit 1 if any failed. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +81,99 @@ static void check_ops(gllmk_context *ctx)
 	gllmk_buffer_free(by);
 }
 
+/* The status of an ABI 1.1 call on the 1.0 plugin must be UNSUPPORTED and
+ * its message must name the op (after validation passed: every argument
+ * below is valid for the op as SPEC/OPERATORS.md states it). */
+static void check_new(gllmk_status st, const char *op)
+{
+	char what[128];
+	const char *msg = gllmk_last_error();
+
+	snprintf(what, sizeof(what), "%s (an ABI 1.1 op, past the 1.0 table)", op);
+	check_status(st, GLLMK_E_UNSUPPORTED, what);
+	snprintf(what, sizeof(what), "%s: the message names the op", op);
+	check(st == GLLMK_OK || strstr(msg, op) != NULL, what, msg);
+}
+
+struct arena {
+	gllmk_buffer *buf;
+	uint64_t used;
+};
+
+/* A contiguous tensor carved from one zeroed buffer (ids and slots 0 are
+ * valid ids, a zero cu_q/kv_len an empty batch). */
+static gllmk_tensor carve(struct arena *a, gllmk_dtype dt, int32_t ndim, const int64_t *shape)
+{
+	uint64_t bytes;
+	int64_t n = 1;
+	gllmk_tensor t;
+
+	for (int d = 0; d < ndim - 1; d++)
+		n *= shape[d];
+	gllmk_dtype_row_bytes(dt, shape[ndim - 1], &bytes);
+	t = gllmk_tensor_make(a->buf, a->used, dt, ndim, shape);
+	a->used += (bytes * (uint64_t)n + 63) & ~(uint64_t)63;
+	return t;
+}
+
+#define T(dt, ...) carve(&a, dt, (int32_t)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), \
+			 (int64_t[]){ __VA_ARGS__ })
+
+static void check_new_ops(gllmk_context *ctx)
+{
+	static unsigned char zeros[1 << 16];
+	struct arena a = { NULL, 0 };
+	gllmk_tensor y, x, x2, pos, cache, slots, q, k, v, o, cu, kvl, bt, ids, w, logits, wq;
+	gllmk_rope_ext_params rp = { .struct_size = sizeof(rp), .theta_base = 10000.0f, .freq_scale = 1.0f };
+	gllmk_attention_ext_params ap = { .struct_size = sizeof(ap), .kv_len = 4 };
+	gllmk_moe_route_params mp = { .struct_size = sizeof(mp) };
+	gllmk_glu_params gp = { .struct_size = sizeof(gp) };
+
+	check_status(gllmk_buffer_alloc(ctx, sizeof(zeros), &a.buf), GLLMK_OK, "buffer_alloc for the 1.1 calls");
+	if (!a.buf)
+		return;
+	check_status(gllmk_buffer_write(a.buf, 0, zeros, sizeof(zeros)), GLLMK_OK, "buffer_write zeros");
+	y = T(GLLMK_F32, 2, 4, 64);
+	x = T(GLLMK_F32, 2, 4, 64);
+	x2 = T(GLLMK_F32, 2, 4, 64);
+	pos = T(GLLMK_I32, 2);
+	check_new(gllmk_rope_ext(ctx, &y, &x, &pos, NULL, &rp), "rope_ext");
+	q = T(GLLMK_F32, 1, 4, 64);
+	o = T(GLLMK_F32, 1, 4, 64);
+	k = T(GLLMK_F32, 4, 2, 64);
+	v = T(GLLMK_F32, 4, 2, 64);
+	check_new(gllmk_attention_ext(ctx, &o, &q, &k, &v, NULL, NULL, NULL, &ap), "attention_ext");
+	cache = T(GLLMK_F32, 2, 4, 2, 64);
+	cu = T(GLLMK_I32, 2);
+	kvl = T(GLLMK_I32, 1);
+	bt = T(GLLMK_I32, 1, 2);
+	check_new(gllmk_attention_varlen(ctx, &o, &q, &cache, &cache, NULL, &cu, &kvl, &bt, NULL, &ap),
+		  "attention_varlen");
+	slots = T(GLLMK_I32, 4);
+	check_new(gllmk_kv_store(ctx, &cache, &k, &slots), "kv_store");
+	logits = T(GLLMK_F32, 3, 8);
+	ids = T(GLLMK_I32, 3, 2);
+	wq = T(GLLMK_F32, 3, 2);
+	check_new(gllmk_top_k(ctx, &wq, &ids, &logits), "top_k");
+	check_new(gllmk_moe_route(ctx, &ids, &wq, &logits, NULL, &mp), "moe_route");
+	w = T(GLLMK_F32, 8, 16, 64);
+	x = T(GLLMK_F32, 3, 64);
+	y = T(GLLMK_F32, 3, 2, 16);
+	check_new(gllmk_matmul_id(ctx, &y, &x, &w, &ids, NULL, NULL), "matmul_id");
+	y = T(GLLMK_F32, 8, 3, 16);
+	x = T(GLLMK_F32, 8, 3, 64);
+	check_new(gllmk_matmul_batched(ctx, &y, &x, &w), "matmul_batched");
+	x = T(GLLMK_F32, 3, 64);
+	x2 = T(GLLMK_F32, 3, 64);
+	y = T(GLLMK_F32, 3, 64);
+	check_new(gllmk_glu(ctx, &y, &x, &x2, &gp), "glu");
+	check_new(gllmk_sigmoid(ctx, &y, &x), "sigmoid");
+	check_new(gllmk_clamp(ctx, &y, &x, -1.0f, 1.0f), "clamp");
+	check_new(gllmk_softcap(ctx, &y, &x, 30.0f), "softcap");
+	check(a.used <= sizeof(zeros), "the 1.1 calls' tensors fit their buffer", NULL);
+	gllmk_buffer_free(a.buf);
+}
+
 int main(int argc, char **argv)
 {
 	gllmk_options opts = {
@@ -103,6 +197,7 @@ int main(int argc, char **argv)
 	if (st == GLLMK_OK) {
 		check_report(ctx);
 		check_ops(ctx);
+		check_new_ops(ctx);
 		gllmk_close(ctx);
 	}
 	printf("%s\n", failures ? "FAILED" : "PASSED");
