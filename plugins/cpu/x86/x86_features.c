@@ -9,7 +9,7 @@
 static void cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
 	r[0] = r[1] = r[2] = r[3] = 0;
-	if (__get_cpuid_max(leaf & 0x80000000u, NULL) >= leaf)
+	if ((uint32_t)__get_cpuid_max(leaf & 0x80000000u, NULL) >= leaf)
 		__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
 }
 
