@@ -344,8 +344,9 @@ GLLMK_API gllmk_status gllmk_sample(gllmk_context *ctx, const gllmk_tensor *ids,
 /* ------------------------------------------------------- operators, ABI 1.1 */
 /* A plugin built for ABI 1.0 answers GLLMK_E_UNSUPPORTED for each of these.
  * Every params struct of 1.1 begins with struct_size: set it to
- * sizeof(the struct). A smaller one is GLLMK_E_INVALID; a later minor may
- * append fields, read only when struct_size covers them.
+ * sizeof(the struct). Fields past struct_size read as 0 (their defaults), so
+ * an older caller keeps working when a later minor appends fields; one too
+ * small to hold the op's leading fields is GLLMK_E_INVALID.
  * SPEC/OPERATORS.md gives the exact semantics, after ggml's. */
 
 typedef struct gllmk_rope_ext_params {
