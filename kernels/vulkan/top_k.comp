@@ -3,8 +3,8 @@
  * [R, k] when has_values. Bindings: 0 ids, 1 x, 2 values.
  *
  * One dispatch runs passes j0 .. j1-1 and picks up after ids[j0 - 1]: the
- * host splits long runs of passes because lavapipe (llvmpipe) ends any loop
- * after 65535 iterations in total, counted over every entry into it. */
+ * host splits long runs of passes because lavapipe (llvmpipe) ends an
+ * invocation after 65535 loop iterations in all (SPEC/VULKAN.md). */
 #version 450
 #include "common.glsl"
 

@@ -7,10 +7,12 @@ struct top_k_push {
 	uint32_t xo, xs0, io, is0, vo, vs0;
 };
 
-/* Selection passes of top_k.comp per dispatch: lavapipe stops a loop after
- * 65535 iterations in all, and each pass runs the scan loop ceil(N / 256)
- * times per invocation. */
+/* Selection passes of top_k.comp per dispatch: lavapipe ends an invocation
+ * after 65535 loop iterations in all its loops together (SPEC/VULKAN.md),
+ * and each pass iterates ceil(N / 256) times over the row, 8 times in the
+ * workgroup's reduction tree and once in the pass loop. */
 #define TOP_K_LOOP_BUDGET 49152u
+#define TOP_K_PASS_OVERHEAD 9u
 
 
 struct moe_push {
@@ -44,7 +46,7 @@ gllmk_status vk_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x)
 		p.vo = vk_bind(c, &call, 2, values, true);
 		p.vs0 = row_stride(values);
 	}
-	uint32_t k = (uint32_t)ids->shape[1], per_pass = (p.n + 255u) / 256u;
+	uint32_t k = (uint32_t)ids->shape[1], per_pass = (p.n + 255u) / 256u + TOP_K_PASS_OVERHEAD;
 	uint32_t passes = TOP_K_LOOP_BUDGET / per_pass ? TOP_K_LOOP_BUDGET / per_pass : 1u;
 	gllmk_status s = GLLMK_OK;
 
