@@ -2,16 +2,16 @@
  * Semantics: SPEC/OPERATORS.md, "Selection (ABI 1.1)". */
 #include "ops_common.h"
 
-/* Outputs ids [R, k] (i32) and their companion [R, k] (f32), both written by
- * one call: they may not touch each other or any input. */
+/* Outputs ids (i32) and their companion of the same shape (f32, `layout`),
+ * both written by one call: they may not touch each other or any input. */
 static gllmk_status check_pair_out(const char *fn, const struct core_view *ids, const struct core_view *vals,
-				   const struct core_view *in0, const struct core_view *in1)
+				   const char *layout, const struct core_view *in0, const struct core_view *in1)
 {
 	CHECK(core_check_alias(fn, ids, in0, CORE_DISJOINT));
 	CHECK(core_check_alias(fn, ids, in1, CORE_DISJOINT));
 	if (!vals->t)
 		return GLLMK_OK;
-	CHECK(core_check_ndim(fn, vals, 2, "[R, k]"));
+	CHECK(core_check_ndim(fn, vals, 2, layout));
 	CHECK(core_check_same_shape(fn, vals, ids));
 	CHECK(core_check_alias(fn, vals, ids, CORE_DISJOINT));
 	CHECK(core_check_alias(fn, vals, in0, CORE_DISJOINT));
@@ -35,7 +35,7 @@ static gllmk_status check_top_k(gllmk_context *ctx, gllmk_t values, gllmk_t ids,
 	if (unlikely(vi.t->shape[1] > vx.t->shape[1]))
 		return core_error(GLLMK_E_SHAPE, "%s: ids.shape[1] = %" PRId64 " > x.shape[1] = %" PRId64
 				  " (k must be <= N)", fn, vi.t->shape[1], vx.t->shape[1]);
-	return check_pair_out(fn, &vi, &vv, &vx, &none);
+	return check_pair_out(fn, &vi, &vv, "[R, k]", &vx, &none);
 }
 
 GLLMK_API gllmk_status gllmk_top_k(gllmk_context *ctx, gllmk_t values, gllmk_t ids, gllmk_t x)
@@ -111,7 +111,7 @@ static gllmk_status check_moe_route(gllmk_context *ctx, gllmk_t ids, gllmk_t wei
 		CHECK(core_check_ndim(fn, &vb, 1, "[E]"));
 		CHECK(core_check_dim(fn, &vb, 0, &vl, 1, "one bias per expert"));
 	}
-	CHECK(check_pair_out(fn, &vi, &vw, &vl, &vb));
+	CHECK(check_pair_out(fn, &vi, &vw, "[T, k]", &vl, &vb));
 	return check_moe_params(fn, p, q, vl.t->shape[1], vi.t->shape[1]);
 }
 
