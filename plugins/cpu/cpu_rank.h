@@ -12,7 +12,8 @@ struct cpu_cand {
 };
 
 /* Fills c[0 .. k) with the best k of x[0 .. n) (each with its index), best
- * first: a min-heap of the k kept so far (O(n log k)), then a sort. */
+ * first: a heap of the k kept so far with the worst at the root (O(n log k),
+ * most entries rejected by one compare with the root), then heap-sorted. */
 void cpu_rank_top(struct cpu_cand *c, const float *x, int64_t n, int64_t k);
 
 #endif

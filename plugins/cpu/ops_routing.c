@@ -25,11 +25,6 @@ static int ranks_before(const struct cpu_cand *a, const struct cpu_cand *b)
 	return a->idx < b->idx;
 }
 
-static int cand_cmp(const void *pa, const void *pb)
-{
-	return ranks_before(pa, pb) ? -1 : 1;
-}
-
 /* Min-heap on rank: the root is the worst of the k kept so far. */
 static void heap_sift_down(struct cpu_cand *h, int64_t k, int64_t i)
 {
@@ -50,23 +45,53 @@ static void heap_sift_down(struct cpu_cand *h, int64_t k, int64_t i)
 	}
 }
 
+#define RANK_BLOCK 32
+
+/* Every x[0 .. RANK_BLOCK) < t (none NaN, t not NaN). */
+static inline int all_below(const float *x, float t)
+{
+	int below = 1;
+
+	for (int i = 0; i < RANK_BLOCK; i++)
+		below &= x[i] < t;
+	return below;
+}
+
 void cpu_rank_top(struct cpu_cand *c, const float *x, int64_t n, int64_t k)
 {
 	for (int64_t j = 0; j < k; j++)
 		c[j] = (struct cpu_cand){ .logit = x[j], .idx = (int32_t)j };
-	if (k < n) {
-		for (int64_t i = k / 2; i-- > 0;)
-			heap_sift_down(c, k, i);
-		for (int64_t j = k; j < n; j++) {
+	for (int64_t i = k / 2; i-- > 0;)
+		heap_sift_down(c, k, i);
+	for (int64_t j = k; j < n;) {
+		/* Most of a long row is below the worst kept: a block of them is
+		 * rejected by compares with the root (a loop the compiler
+		 * vectorises; a compare with NaN on either side is false, so NaN
+		 * goes to the full order below). */
+		if (j + RANK_BLOCK <= n && all_below(x + j, c[0].logit)) {
+			j += RANK_BLOCK;
+			continue;
+		}
+		int64_t end = j + RANK_BLOCK < n ? j + RANK_BLOCK : n;
+
+		for (; j < end; j++) {
 			struct cpu_cand e = { .logit = x[j], .idx = (int32_t)j };
 
-			if (ranks_before(&e, &c[0])) {
+			if (!(x[j] < c[0].logit) && ranks_before(&e, &c[0])) {
 				c[0] = e;
 				heap_sift_down(c, k, 0);
 			}
 		}
 	}
-	qsort(c, (size_t)k, sizeof(*c), cand_cmp);
+	/* Heap sort: the worst kept goes to the end each step, leaving the best
+	 * first (no qsort: it allocates for large k, and calls back per compare). */
+	for (int64_t end = k - 1; end > 0; end--) {
+		struct cpu_cand t = c[0];
+
+		c[0] = c[end];
+		c[end] = t;
+		heap_sift_down(c, end, 0);
+	}
 }
 
 /* Scratch of `per_thread` bytes for each of the pool's threads, or the
