@@ -289,8 +289,13 @@ static void moe_fill(struct conf_rng *rng, const struct moe_case *c, float *l, f
 {
 	size_t n = (size_t)(c->tokens * c->e);
 
+	/* ties, sigmoid: logits >= 0, since sigmoid(x) + sigmoid(-x) = 1 would
+	 * make a group of (1, -1) tie with one of (0, 0) in exact arithmetic but
+	 * not in f32, and the reference could keep another group */
+	int64_t lo = c->ties && c->p.gating == GLLMK_GATING_SIGMOID ? 0 : -3;
+
 	for (size_t i = 0; i < n; i++)
-		l[i] = c->ties ? (float)conf_rng_int(rng, -3, 3) : (float)conf_rng_uniform(rng, -4, 4);
+		l[i] = c->ties ? (float)conf_rng_int(rng, lo, 3) : (float)conf_rng_uniform(rng, -4, 4);
 	for (int64_t i = 0; i < c->e && c->bias; i++)
 		/* ties: multiples of 1/2 keep the sums exact (sigmoid, logits) */
 		bias[i] = c->ties ? (float)conf_rng_int(rng, -1, 1) * 0.5f : (float)conf_rng_uniform(rng, -0.1, 0.1);
