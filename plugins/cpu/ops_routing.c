@@ -47,7 +47,8 @@ static void heap_sift_down(struct cpu_cand *h, int64_t k, int64_t i)
 
 #define RANK_BLOCK 32
 
-/* Every x[0 .. RANK_BLOCK) < t (none NaN, t not NaN). */
+/* Whether every x[0 .. RANK_BLOCK) < t: false as soon as a NaN is on either
+ * side, so NaN always takes the full order. */
 static inline int all_below(const float *x, float t)
 {
 	int below = 1;
