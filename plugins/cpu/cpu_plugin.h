@@ -60,6 +60,13 @@ gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t 
 			   gllmk_t block_table, const gllmk_attention_params *p);
 gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
+gllmk_status cpu_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
+gllmk_status cpu_moe_route(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
+			   const gllmk_moe_route_params *p);
+gllmk_status cpu_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p);
+gllmk_status cpu_sigmoid(void *st, gllmk_t y, gllmk_t x);
+gllmk_status cpu_clamp(void *st, gllmk_t y, gllmk_t x, float lo, float hi);
+gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c);
 
 /* The dispatch table of a CPU plugin: every slot is the framework's; what
  * differs between CPU plugins is the probe and the kernel table open passes. */
@@ -102,6 +109,12 @@ gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *unif
 		.attention = cpu_attention,                          \
 		.argmax = cpu_argmax,                                \
 		.sample = cpu_sample,                                \
+		.top_k = cpu_top_k,                                  \
+		.moe_route = cpu_moe_route,                          \
+		.glu = cpu_glu,                                      \
+		.sigmoid = cpu_sigmoid,                              \
+		.clamp = cpu_clamp,                                  \
+		.softcap = cpu_softcap,                              \
 	}
 
 #endif

@@ -275,7 +275,8 @@ static void check_nonfinite(struct debug_call *c)
 	int i;
 
 	for (i = 0; i < c->n_out && !c->d->nonfinite_seen; i++) {
-		if (!scan_arg(c, i, &s))
+		/* an optional output left out (top_k's values) */
+		if (!c->t[i] || !scan_arg(c, i, &s))
 			continue;
 		c->d->nonfinite_seen = 1;
 		debug_shape_str(c->d, c->user[i], shape, sizeof(shape));

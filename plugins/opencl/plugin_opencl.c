@@ -111,6 +111,12 @@ static const gllmk_plugin_table ocl_table = {
 	.attention    = ocl_attention,
 	.argmax       = ocl_argmax,
 	.sample       = ocl_sample,
+	.top_k        = ocl_top_k,
+	.moe_route    = ocl_moe_route,
+	.glu          = ocl_glu,
+	.sigmoid      = ocl_sigmoid,
+	.clamp        = ocl_clamp,
+	.softcap      = ocl_softcap,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)

@@ -41,6 +41,12 @@ static const gllmk_plugin_table vk_table = {
 	.attention    = vk_attention,
 	.argmax       = vk_argmax,
 	.sample       = vk_sample,
+	.top_k        = vk_top_k,
+	.moe_route    = vk_moe_route,
+	.glu          = vk_glu,
+	.sigmoid      = vk_sigmoid,
+	.clamp        = vk_clamp,
+	.softcap      = vk_softcap,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

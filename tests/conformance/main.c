@@ -45,6 +45,12 @@ CONF_GROUP_EXTERN(attention);
 #ifdef CONF_HAVE_GGML_VECTORS
 CONF_GROUP_EXTERN(ggml_vectors);
 #endif
+#ifdef CONF_HAVE_ACTIVATION
+CONF_GROUP_EXTERN(activation);
+#endif
+#ifdef CONF_HAVE_ROUTING
+CONF_GROUP_EXTERN(routing);
+#endif
 
 struct conf_group {
 	const struct CMUnitTest *tests;
@@ -78,6 +84,12 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_GGML_VECTORS
 	GROUP(ggml_vectors),
+#endif
+#ifdef CONF_HAVE_ACTIVATION
+	GROUP(activation),
+#endif
+#ifdef CONF_HAVE_ROUTING
+	GROUP(routing),
 #endif
 };
 
