@@ -757,7 +757,7 @@ gllmk_status cpu_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, g
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_attention_varlen: %lld sequences",
 					  (long long)j.n_seq);
 	for (int64_t i = 0; i < j.n_seq; i++)
-		seq[i] = (struct attn_seq){ .q0 = cu[i], .tq = cu[i + 1] - cu[i], .kv_len = len[i],
+		seq[i] = (struct attn_seq){ .q0 = cu[i], .tq = (int64_t)cu[i + 1] - cu[i], .kv_len = len[i],
 					    .bt = (const int32_t *)(bt + i * block_tables->stride[0]) };
 	status = check_varlen(s, seq, j.n_seq, cu, q, k, block_tables, mask);
 	if (status == GLLMK_OK)
