@@ -41,6 +41,8 @@ static const gllmk_plugin_table vk_table = {
 	.attention    = vk_attention,
 	.argmax       = vk_argmax,
 	.sample       = vk_sample,
+	.attention_ext    = vk_attention_ext,
+	.attention_varlen = vk_attention_varlen,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)
