@@ -111,6 +111,8 @@ static const gllmk_plugin_table ocl_table = {
 	.attention    = ocl_attention,
 	.argmax       = ocl_argmax,
 	.sample       = ocl_sample,
+	.attention_ext    = ocl_attention_ext,
+	.attention_varlen = ocl_attention_varlen,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)
