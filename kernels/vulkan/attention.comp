@@ -59,7 +59,8 @@ layout(push_constant) uniform Push {
 	uint bto, bts;          /* block table and its stride per sequence */
 } p;
 
-shared float ps[WG];
+shared float ps[WG];   /* the chunk's softmax numerators */
+shared uint vrows[WG]; /* and its v rows, looked up once per token */
 
 #define IDX(w) LD32(b6, 4u * (w))
 
@@ -170,16 +171,15 @@ uint find_sequence(uint r)
 	return lo;
 }
 
-/* ALiBi's slope times the distance, then the mask: what is added to a
- * (scaled, softcapped) score of token t seen from position pos. */
-float score_bias(uint h, int pos, uint t, uint mrow)
+/* The score's additive terms in SPEC/OPERATORS.md's order: + ALiBi's
+ * -slope·|pos - t|, then + the mask. */
+float add_bias(float sc, uint h, int pos, uint t, uint mrow)
 {
-	float bias = 0.0;
 	if ((p.flags & F_ALIBI) != 0u)
-		bias = -uintBitsToFloat(IDX(2u * p.S + 1u + h)) * float(abs(pos - int(t)));
+		sc += -uintBitsToFloat(IDX(2u * p.S + 1u + h)) * float(abs(pos - int(t)));
 	if ((p.flags & F_MASK) != 0u)
-		bias += LDF(b4, mrow + 4u * t);
-	return bias;
+		sc += LDF(b4, mrow + 4u * t);
+	return sc;
 }
 
 void main()
@@ -218,10 +218,11 @@ void main()
 		uint t = t0 + lid;
 		float sc = NEG_INF;
 		if (t < n_t) {
+			vrows[lid] = kv_row(t, kvh, bt, s, p.vo, p.vs0, p.vs1, p.vs2);
 			sc = p.scale * qk_dot(q, kv_row(t, kvh, bt, s, p.ko, p.ks0, p.ks1, p.ks2));
 			if (p.softcap > 0.0)
 				sc = p.softcap * tanh_acc(sc / p.softcap);
-			sc += score_bias(h, pos, t, mrow);
+			sc = add_bias(sc, h, pos, t, mrow);
 		}
 		float mnew = max(m, wg_max(sc));
 		if (mnew == NEG_INF)
@@ -238,10 +239,8 @@ void main()
 				for (uint j0 = 0u; j0 < cnt; j0 += 8u) {
 					[[unroll]] for (uint e = 0u; e < 8u; e++) {
 						uint j = j0 + e;
-						if (j < cnt) {
-							uint vr = kv_row(t0 + j, kvh, bt, s, p.vo, p.vs0, p.vs1, p.vs2);
-							a += ps[j] * KV_ELEM(b3, vr, d);
-						}
+						if (j < cnt)
+							a += ps[j] * KV_ELEM(b3, vrows[j], d);
 					}
 				}
 				acc[c] = a;
