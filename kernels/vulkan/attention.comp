@@ -3,7 +3,8 @@
  * gllmk_attention_varlen: the host describes every call as S sequences
  * (the single-sequence ops have S = 1), so one body handles all of them.
  *
- * One workgroup per (query row, head, slice of 256 output dims). The row
+ * One workgroup per (query row, head, slice of 256 output dims[, split of
+ * the tokens: decode over long KV, so that enough workgroups run]). The row
  * finds its sequence by a binary search of cu_q. Its visible tokens
  * [t_lo, t_hi] (causal and sliding window) go in chunks of 64, one per
  * thread for the score; each thread then folds the chunk into its 4 output
@@ -21,6 +22,8 @@
  *   [S+1, 2S]        kv_len of each sequence
  *   [2S+1, +Hq)      ALiBi slope per head (flag 16)
  *   [2S+1+Hq, +Hq)   sink logit per head (flag 8)
+ *   then, when splits > 1, (m, l, acc[Dv]) per (row, head, split): this
+ *   pass writes them and the -DMERGE pass combines them into out.
  * The host checked cu_q, kv_len and the block ids before recording the
  * dispatch; a block id outside [0, nblk) is still clamped to 0 here and
  * reported through the status buffer, so nothing reads outside k and v.
@@ -57,6 +60,7 @@ layout(push_constant) uniform Push {
 	uint vo, vs0, vs1, vs2;
 	uint mo, ms0, msh;      /* mask row and head strides (msh 0: shared by the heads) */
 	uint bto, bts;          /* block table and its stride per sequence */
+	uint splits;            /* > 1: the tokens split over workgroups, then -DMERGE */
 } p;
 
 shared float ps[WG];   /* the chunk's softmax numerators */
@@ -182,10 +186,21 @@ float add_bias(float sc, uint h, int pos, uint t, uint mrow)
 	return sc;
 }
 
+/* Word index of the partial results of split `sp` of (row r, head h):
+ * m, l, then Dv accumulator values. */
+uint partial_at(uint r, uint h, uint sp)
+{
+	uint base = 2u * p.S + 1u + p.Hq + ((p.flags & F_SINKS) != 0u ? p.Hq : 0u);
+	return base + ((r * p.Hq + h) * p.splits + sp) * (p.Dv + 2u);
+}
+
+#ifndef MERGE
 void main()
 {
 	uint slices = (p.Dv + WG * DV_PER - 1u) / (WG * DV_PER);
 	uint wg = wg_linear();
+	uint sp = wg % p.splits;
+	wg /= p.splits;
 	uint slice = wg % slices, rh = wg / slices;
 	uint r = rh / p.Hq, h = rh % p.Hq;
 	if (r >= p.rows)
@@ -200,6 +215,12 @@ void main()
 	int hi = (p.flags & F_CAUSAL) != 0u ? min(pos, kv_len - 1) : kv_len - 1;
 	int lo = p.window > 0u ? max(pos - int(p.window) + 1, 0) : 0;
 	uint t_lo = uint(lo), n_t = uint(max(hi + 1, lo)); /* tokens [t_lo, n_t) */
+	if (p.splits > 1u) {
+		/* this split's share, whole chunks of WG tokens */
+		uint per = ((n_t - t_lo + p.splits - 1u) / p.splits + WG - 1u) / WG * WG;
+		t_lo = min(n_t, t_lo + sp * per);
+		n_t = min(n_t, t_lo + per);
+	}
 
 	uint bt = p.bto + s * p.bts;
 	uint q = p.qo + r * p.qs0 + h * p.qs1;
@@ -209,7 +230,7 @@ void main()
 	[[unroll]] for (uint c = 0u; c < DV_PER; c++)
 		acc[c] = 0.0;
 	float m = NEG_INF, l = 0.0;
-	if ((p.flags & F_SINKS) != 0u) {
+	if ((p.flags & F_SINKS) != 0u && p.splits == 1u) { /* split: the merge adds it */
 		m = uintBitsToFloat(IDX(2u * p.S + 1u + p.Hq + h));
 		l = m == NEG_INF ? 0.0 : 1.0;
 	}
@@ -250,6 +271,19 @@ void main()
 		barrier();
 	}
 
+	if (p.splits > 1u) {
+		uint at = partial_at(r, h, sp);
+		if (slice == 0u && lid == 0u) {
+			STF(b6, 4u * at, m);
+			STF(b6, 4u * (at + 1u), l);
+		}
+		[[unroll]] for (uint c = 0u; c < DV_PER; c++) {
+			uint d = d0 + lid + WG * c;
+			if (d < p.Dv)
+				STF(b6, 4u * (at + 2u + d), acc[c]);
+		}
+		return;
+	}
 	uint o = p.oo + r * p.os0 + h * p.os1;
 	[[unroll]] for (uint c = 0u; c < DV_PER; c++) {
 		uint d = d0 + lid + WG * c;
@@ -257,3 +291,41 @@ void main()
 			STF(b0, o + 4u * d, l > 0.0 ? acc[c] / l : 0.0);
 	}
 }
+#else
+/* -DMERGE: the second pass of a split call, one workgroup per (row,
+ * head): the splits' (m, l, acc) combined as one online softmax would,
+ * with the sink's logit added to the denominator here. */
+void main()
+{
+	uint rh = wg_linear();
+	uint r = rh / p.Hq, h = rh % p.Hq;
+	if (r >= p.rows)
+		return;
+	float mx = NEG_INF;
+	if ((p.flags & F_SINKS) != 0u)
+		mx = uintBitsToFloat(IDX(2u * p.S + 1u + p.Hq + h));
+	for (uint sp = 0u; sp < p.splits; sp++)
+		mx = max(mx, LDF(b6, 4u * partial_at(r, h, sp)));
+	float l = 0.0;
+	if (mx != NEG_INF) {
+		if ((p.flags & F_SINKS) != 0u)
+			l = exp(uintBitsToFloat(IDX(2u * p.S + 1u + p.Hq + h)) - mx);
+		for (uint sp = 0u; sp < p.splits; sp++) {
+			uint at = partial_at(r, h, sp);
+			l += LDF(b6, 4u * (at + 1u)) * exp(LDF(b6, 4u * at) - mx);
+		}
+	}
+	uint o = p.oo + r * p.os0 + h * p.os1;
+	for (uint d = gl_LocalInvocationID.x; d < p.Dv; d += WG) {
+		float a = 0.0;
+		if (l > 0.0) {
+			for (uint sp = 0u; sp < p.splits; sp++) {
+				uint at = partial_at(r, h, sp);
+				a += LDF(b6, 4u * (at + 2u + d)) * exp(LDF(b6, 4u * at) - mx);
+			}
+			a /= l;
+		}
+		STF(b0, o + 4u * d, a);
+	}
+}
+#endif

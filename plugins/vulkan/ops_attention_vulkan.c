@@ -21,6 +21,13 @@
 #include "vk_plugin.h"
 
 #define VK_ATTN_DV_SLICE 256 /* output dims per workgroup (64 threads x 4) */
+/* Decode-shaped calls (few rows x heads) over long KV split the tokens over
+ * up to VK_ATTN_MAX_SPLITS workgroups per (row, head), at least
+ * VK_ATTN_SPLIT_TOKENS each, until VK_ATTN_FILL_GROUPS workgroups run;
+ * a second pass (attention_merge) combines the splits. */
+#define VK_ATTN_FILL_GROUPS 256
+#define VK_ATTN_SPLIT_TOKENS 512
+#define VK_ATTN_MAX_SPLITS 32
 
 enum { F_MASK = 1, F_CAUSAL = 2, F_PAGED = 4, F_SINKS = 8, F_ALIBI = 16 };
 
@@ -36,6 +43,7 @@ struct attention_push {
 	uint32_t vo, vs0, vs1, vs2;
 	uint32_t mo, ms0, msh;
 	uint32_t bto, bts;
+	uint32_t splits;
 };
 _Static_assert(sizeof(struct attention_push) <= VK_PUSH_BYTES, "push constants");
 
@@ -47,6 +55,7 @@ struct attn_call {
 	bool paged;
 	uint32_t S;
 	int32_t *idx;              /* host words: cu_q [S+1], kv_len [S], slopes [Hq] */
+	int32_t max_kv_len;        /* over the sequences */
 };
 
 /* The caller's params, fields past its struct_size read as 0. */
@@ -85,11 +94,12 @@ static enum vk_kernel attention_kernel(const struct vk_ctx *c, int32_t dtype)
 	}
 }
 
-/* Writes the index words to scratch and copies the sinks after them. */
-static gllmk_status upload_index(struct vk_ctx *c, const struct attn_call *a, uint32_t Hq)
+/* Writes the index words to scratch and copies the sinks after them;
+ * partial_bytes more follow for a split call's partial results. */
+static gllmk_status upload_index(struct vk_ctx *c, const struct attn_call *a, uint32_t Hq, uint64_t partial_bytes)
 {
 	uint64_t words = 2u * a->S + 1u + Hq;
-	uint64_t bytes = 4u * (words + (a->sinks ? Hq : 0));
+	uint64_t bytes = 4u * (words + (a->sinks ? Hq : 0)) + partial_bytes;
 	gllmk_status st = vk_scratch(c, bytes);
 
 	for (uint64_t off = 0; !st && off < 4u * words; off += VK_UPDATE_MAX) {
@@ -117,7 +127,21 @@ static void kv_view(struct vk_ctx *c, struct vk_call *call, int slot, gllmk_t t,
 	v[3] = paged ? (uint32_t)t->stride[2] : 0;
 }
 
-/* Records the dispatch of a call whose index data is checked and in
+/* How many workgroups share each (row, head, slice)'s tokens. */
+static uint32_t attention_splits(uint64_t groups, int32_t max_kv_len)
+{
+	uint64_t n = max_kv_len / VK_ATTN_SPLIT_TOKENS;
+
+	if (groups >= VK_ATTN_FILL_GROUPS || n < 2)
+		return 1;
+	if (n > VK_ATTN_MAX_SPLITS)
+		n = VK_ATTN_MAX_SPLITS;
+	if (n > (VK_ATTN_FILL_GROUPS + groups - 1) / groups)
+		n = (VK_ATTN_FILL_GROUPS + groups - 1) / groups;
+	return (uint32_t)n;
+}
+
+/* Records the dispatch(es) of a call whose index data is checked and in
  * a->idx (its slopes are filled here). */
 static gllmk_status attention_dispatch(struct vk_ctx *c, struct attn_call *a)
 {
@@ -140,12 +164,17 @@ static gllmk_status attention_dispatch(struct vk_ctx *c, struct attn_call *a)
 	};
 	uint32_t kv[4], vv[4];
 
+	uint32_t slices = (p.Dv + VK_ATTN_DV_SLICE - 1) / VK_ATTN_DV_SLICE;
+	uint64_t groups = (uint64_t)p.rows * p.Hq * slices;
+
 	p.group = p.Hq / Hkv;
+	p.splits = c->attn_split ? attention_splits(groups, a->max_kv_len) : 1;
 	for (uint32_t h = 0; h < p.Hq; h++) {
 		float slope = a->p.max_bias > 0.0f ? alibi_slope(a->p.max_bias, p.Hq, h) : 0.0f;
 		memcpy(&a->idx[2 * a->S + 1 + h], &slope, 4);
 	}
-	gllmk_status st = upload_index(c, a, p.Hq);
+	uint64_t partial_bytes = p.splits > 1 ? 4u * (uint64_t)p.rows * p.Hq * p.splits * (p.Dv + 2u) : 0;
+	gllmk_status st = upload_index(c, a, p.Hq, partial_bytes);
 	if (st)
 		return st;
 
@@ -169,9 +198,14 @@ static gllmk_status attention_dispatch(struct vk_ctx *c, struct attn_call *a)
 		p.bto = vk_bind(c, &call, 5, a->bt, false);
 		p.bts = a->bt->ndim == 2 ? (uint32_t)a->bt->stride[0] : 0;
 	}
-	vk_bind_buf(&call, 6, c->scratch, false);
-	uint32_t slices = (p.Dv + VK_ATTN_DV_SLICE - 1) / VK_ATTN_DV_SLICE;
-	return vk_dispatch(c, attention_kernel(c, k->dtype), &call, &p, sizeof(p), (uint64_t)p.rows * p.Hq * slices);
+	vk_bind_buf(&call, 6, c->scratch, p.splits > 1); /* a split call writes its partials there */
+	st = vk_dispatch(c, attention_kernel(c, k->dtype), &call, &p, sizeof(p), groups * p.splits);
+	if (st || p.splits == 1)
+		return st;
+	struct vk_call merge = { 0 };
+	vk_bind(c, &merge, 0, out, true);
+	vk_bind_buf(&merge, 6, c->scratch, false);
+	return vk_dispatch(c, VK_KERNEL_ATTENTION_MERGE, &merge, &p, sizeof(p), (uint64_t)p.rows * p.Hq);
 }
 
 /* gllmk_attention_ext and the 1.0 slot: one sequence of Tq rows. */
@@ -199,6 +233,7 @@ static gllmk_status attention_one(struct vk_ctx *c, struct attn_call *a)
 	a->idx[0] = 0;
 	a->idx[1] = (int32_t)a->q->shape[0];
 	a->idx[2] = (int32_t)kv_len;
+	a->max_kv_len = (int32_t)kv_len;
 	gllmk_status st = attention_dispatch(c, a);
 	free(a->idx);
 	return st;
@@ -302,6 +337,9 @@ gllmk_status vk_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gl
 	if (!a.idx)
 		return c->host->set_error(GLLMK_E_NO_MEMORY, "%s: no host memory", a.fn);
 	s = check_varlen(c, &a, cu_q, kv_len);
+	for (uint32_t i = 0; !s && i < a.S; i++)
+		if (a.idx[a.S + 1 + i] > a.max_kv_len)
+			a.max_kv_len = a.idx[a.S + 1 + i];
 	if (!s)
 		s = attention_dispatch(c, &a);
 	free(a.idx);

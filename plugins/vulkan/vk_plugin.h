@@ -69,6 +69,7 @@ struct vk_ctx {
 	uint64_t max_range;      /* maxStorageBufferRange */
 	uint64_t bind_align;     /* minStorageBufferOffsetAlignment */
 	uint32_t subgroup_size;  /* 0: no subgroup arithmetic in compute shaders */
+	bool attn_split;         /* decode attention may split the tokens over workgroups */
 
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout layout;
