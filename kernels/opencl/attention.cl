@@ -13,6 +13,11 @@
  * bounds. A sink adds one logit to the denominator: the running (max, sum)
  * start at (sink, 1).
  *
+ * Split KV (decode over long KV, so that enough work-items run): with
+ * splits > 1 each (row, head) has `splits` work-items, each over a share of
+ * the tokens, accumulating into its partial record (m, l, acc[Dv]) in pb
+ * instead of out; the -DMERGE kernel combines them and adds the sink.
+ *
  * k, v: -DWTYPE=<dtype> (f32, f16, bf16, q8_0 or q4_0), decoded by
  * decode.h: element by element for the float types, 32 at a time into
  * registers for the blocks.
@@ -23,6 +28,8 @@
  * cu_q, kv_len and the table were checked on the host before this was
  * enqueued (SPEC/OPENCL.md); the clamps keep a stray entry inside k and v. */
 #include "decode.h"
+
+#ifndef MERGE
 
 /* q · k over D */
 static float qk_dot(__global const float *q, cbytes *k, long D)
@@ -88,15 +95,16 @@ __kernel void KNAME(gbytes *ob, ulong o_off, long o_s0, long o_s1, cbytes *qb, u
 		    long v_st, long v_sh, cbytes *mb, ulong m_off, long m_s0, long m_sh, int has_mask,
 		    cbytes *tb, ulong t_off, long t_s0, int paged, long page, long nblk,
 		    cbytes *cb, ulong cu_off, cbytes *lb, ulong len_off, int varlen, long S,
-		    cbytes *sb, ulong sink_off, long sink_s0, int has_sinks,
+		    cbytes *sb, ulong sink_off, long sink_s0, int has_sinks, gbytes *pb, long splits,
 		    long rows, long Hq, long group, long D, long Dv, long Tq, long kv_len_arg, int causal, float scale,
 		    float softcap, float m0, float m1, long n_head_log2, int alibi, long window)
 {
 	long g = get_global_id(0);
 
-	if (g >= rows * Hq)
+	if (g >= rows * Hq * splits)
 		return;
-	long r = g / Hq, h = g % Hq, hk = h / group;
+	long sp = g % splits, rh = g / splits;
+	long r = rh / Hq, h = rh % Hq, hk = h / group;
 	long s = 0, row0 = 0, tq = Tq, kv_len = kv_len_arg;
 
 	if (varlen) {
@@ -110,14 +118,23 @@ __kernel void KNAME(gbytes *ob, ulong o_off, long o_s0, long o_s1, cbytes *qb, u
 	long pos = kv_len - tq + (r - row0);
 	long hi = causal ? min(kv_len - 1, pos) : kv_len - 1;
 	long lo = window > 0 ? max(pos - window + 1, 0L) : 0;
+
+	if (splits > 1 && hi >= lo) { /* this work-item's share */
+		long per = (hi - lo + splits) / splits;
+
+		lo += sp * per;
+		hi = min(hi, lo + per - 1);
+	}
 	__global const int *table = (__global const int *)(tb + t_off + s * t_s0);
 	__global const float *q = (__global const float *)(qb + q_off + r * q_s0 + h * q_s1);
-	__global float *out = (__global float *)(ob + o_off + r * o_s0 + h * o_s1);
+	/* the accumulator: out's row, or the split's partial record */
+	__global float *part = (__global float *)pb + (rh * splits + sp) * (Dv + 2);
+	__global float *out = splits > 1 ? part + 2 : (__global float *)(ob + o_off + r * o_s0 + h * o_s1);
 	__global const float *mask = (__global const float *)(mb + m_off + r * m_s0 + h * m_sh);
 	float slope = alibi ? alibi_slope(h, n_head_log2, m0, m1) : 0.0f;
 	float mx = -INFINITY, sum = 0.0f;
 
-	if (has_sinks) {
+	if (has_sinks && splits == 1) { /* split: the merge adds it */
 		mx = *(__global const float *)(sb + sink_off + h * sink_s0);
 		sum = mx == -INFINITY ? 0.0f : 1.0f;
 	}
@@ -150,8 +167,44 @@ __kernel void KNAME(gbytes *ob, ulong o_off, long o_s0, long o_s1, cbytes *qb, u
 		sum += p;
 		add_v(out, p, v, Dv);
 	}
+	if (splits > 1) {
+		part[0] = mx;
+		part[1] = sum;
+		return;
+	}
 	float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
 
 	for (long d = 0; d < Dv; d++)
 		out[d] *= inv;
 }
+#else
+/* One work-item per output element (row, head, d): the splits' partial
+ * records rescaled to their common max (with the sink's logit), summed,
+ * divided. */
+__kernel void KNAME(gbytes *ob, ulong o_off, long o_s0, long o_s1, cbytes *pb, cbytes *sb, ulong sink_off,
+		    long sink_s0, int has_sinks, long splits, long rows, long Hq, long Dv)
+{
+	long g = get_global_id(0);
+
+	if (g >= rows * Hq * Dv)
+		return;
+	long d = g % Dv, rh = g / Dv, r = rh / Hq, h = rh % Hq;
+	__global const float *part = (__global const float *)pb + rh * splits * (Dv + 2);
+	float sink = has_sinks ? *(__global const float *)(sb + sink_off + h * sink_s0) : -INFINITY;
+	float mx = sink, sum = 0.0f, acc = 0.0f;
+
+	for (long sp = 0; sp < splits; sp++)
+		mx = fmax(mx, part[sp * (Dv + 2)]);
+	if (mx != -INFINITY) {
+		sum = has_sinks ? exp(sink - mx) : 0.0f;
+		for (long sp = 0; sp < splits; sp++) {
+			__global const float *p = part + sp * (Dv + 2);
+			float c = exp(p[0] - mx);
+
+			sum = fma(p[1], c, sum);
+			acc = fma(p[2 + d], c, acc);
+		}
+	}
+	*(__global float *)(ob + o_off + r * o_s0 + h * o_s1 + 4 * d) = sum > 0.0f ? acc / sum : 0.0f;
+}
+#endif

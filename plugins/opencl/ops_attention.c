@@ -10,6 +10,14 @@
 
 #include "ocl_plugin.h"
 
+/* Decode-shaped calls (few rows x heads) over long KV split each (row,
+ * head)'s tokens over up to OCL_ATTN_MAX_SPLITS work-items, at least
+ * OCL_ATTN_SPLIT_TOKENS each, until OCL_ATTN_FILL_ITEMS work-items run;
+ * attention_merge combines the splits' partial records. */
+#define OCL_ATTN_FILL_ITEMS 1024
+#define OCL_ATTN_SPLIT_TOKENS 256
+#define OCL_ATTN_MAX_SPLITS 64
+
 /* One call as the kernel sees it. */
 struct attn_call {
 	const char *fn;  /* the public function, for messages */
@@ -17,6 +25,7 @@ struct attn_call {
 	gllmk_attention_ext_params p;
 	int paged;
 	int64_t kv_len_one; /* the single-sequence ops' kv_len */
+	int64_t max_kv_len; /* over the sequences */
 };
 
 /* The caller's params, fields past its struct_size read as 0. */
@@ -91,7 +100,7 @@ static gllmk_status check_sequence(struct ocl_state *s, const struct attn_call *
 }
 
 /* cu_q, kv_len and block_tables read to the host and checked. */
-static gllmk_status check_varlen(struct ocl_state *s, const struct attn_call *a)
+static gllmk_status check_varlen(struct ocl_state *s, struct attn_call *a)
 {
 	int64_t S = a->kv_len->shape[0], rows = a->q->shape[0];
 	int64_t row_words = a->bt->stride[0] / 4, table_words = (S - 1) * row_words + a->bt->shape[1];
@@ -108,8 +117,10 @@ static gllmk_status check_varlen(struct ocl_state *s, const struct attn_call *a)
 		st = ocl_read_i32(s, a->fn, a->bt, table_words, table);
 	if (!st && cu[0] != 0)
 		st = s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[0] = %d, must be 0", a->fn, cu[0]);
-	for (int64_t i = 0; !st && i < S; i++)
+	for (int64_t i = 0; !st && i < S; i++) {
 		st = check_sequence(s, a, i, cu, len, table + i * row_words);
+		a->max_kv_len = len[i] > a->max_kv_len ? len[i] : a->max_kv_len;
+	}
 	if (!st && cu[S] != rows)
 		st = s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[%lld] = %d, q has %lld rows", a->fn, (long long)S,
 					cu[S], (long long)rows);
@@ -134,6 +145,42 @@ static void opt_mem(struct ocl_args *args, ocl_t t, ocl_t stand_in)
 	ocl_arg_long(args, t ? (int64_t)t->offset : 0);
 }
 
+/* How many work-items share each (row, head)'s tokens. */
+static int64_t attention_splits(int64_t items, int64_t max_kv_len)
+{
+	int64_t n = max_kv_len / OCL_ATTN_SPLIT_TOKENS;
+
+	if (items >= OCL_ATTN_FILL_ITEMS || n < 2)
+		return 1;
+	if (n > OCL_ATTN_MAX_SPLITS)
+		n = OCL_ATTN_MAX_SPLITS;
+	if (n > (OCL_ATTN_FILL_ITEMS + items - 1) / items)
+		n = (OCL_ATTN_FILL_ITEMS + items - 1) / items;
+	return n;
+}
+
+/* The second pass of a split call: partial records -> out. */
+static gllmk_status attention_merge(struct ocl_state *s, const struct attn_call *a, cl_mem part, int64_t splits)
+{
+	ocl_t out = a->out;
+	int64_t rows = out->shape[0], hq = out->shape[1], dv = out->shape[2];
+	struct ocl_args args = ocl_args(s, OCLK_attention_merge);
+
+	ocl_arg_mem(&args, ocl_mem(out));
+	ocl_arg_long(&args, (int64_t)out->offset);
+	ocl_arg_long(&args, out->stride[0]);
+	ocl_arg_long(&args, out->stride[1]);
+	ocl_arg_mem(&args, part);
+	opt_mem(&args, a->sinks, a->q);
+	ocl_arg_long(&args, a->sinks ? a->sinks->stride[0] : 0);
+	ocl_arg_int(&args, a->sinks != NULL);
+	ocl_arg_long(&args, splits);
+	ocl_arg_long(&args, rows);
+	ocl_arg_long(&args, hq);
+	ocl_arg_long(&args, dv);
+	return ocl_launch(&args, a->fn, (uint64_t)(rows * hq * dv));
+}
+
 static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call *a)
 {
 	ocl_t q = a->q, k = a->k, out = a->out, mask = a->mask;
@@ -146,6 +193,18 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 	float m0 = powf(2.0f, -a->p.max_bias / (float)n_head_log2);
 	float m1 = powf(2.0f, -(a->p.max_bias / 2.0f) / (float)n_head_log2);
 	struct ocl_args args = ocl_args(s, attention_kernel(k->dtype));
+	int64_t splits = attention_splits(rows * hq, a->max_kv_len);
+	cl_mem part = NULL; /* the splits' partial records; released below, kept by OpenCL until done */
+	gllmk_status rc;
+
+	if (splits > 1) {
+		cl_int err;
+
+		part = s->api.clCreateBuffer(s->ctx, CL_MEM_READ_WRITE,
+					     (size_t)(rows * hq * splits * (dv + 2)) * sizeof(float), NULL, &err);
+		if (err != CL_SUCCESS)
+			return ocl_fail(s, a->fn, "clCreateBuffer", err);
+	}
 
 	ocl_arg_mem(&args, ocl_mem(out));
 	ocl_arg_long(&args, (int64_t)out->offset);
@@ -174,6 +233,8 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 	opt_mem(&args, a->sinks, q);
 	ocl_arg_long(&args, a->sinks ? a->sinks->stride[0] : 0);
 	ocl_arg_int(&args, a->sinks != NULL);
+	ocl_arg_mem(&args, part ? part : ocl_mem(q));
+	ocl_arg_long(&args, splits);
 	ocl_arg_long(&args, rows);
 	ocl_arg_long(&args, hq);
 	ocl_arg_long(&args, hq / hkv);
@@ -189,13 +250,19 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 	ocl_arg_long(&args, n_head_log2);
 	ocl_arg_int(&args, a->p.max_bias > 0.0f);
 	ocl_arg_long(&args, a->p.window > 0 ? a->p.window : 0);
-	return ocl_launch(&args, a->fn, (uint64_t)(rows * hq));
+	rc = ocl_launch(&args, a->fn, (uint64_t)(rows * hq * splits));
+	if (rc == GLLMK_OK && part)
+		rc = attention_merge(s, a, part, splits);
+	if (part)
+		s->api.clReleaseMemObject(part);
+	return rc;
 }
 
 /* gllmk_attention_ext and the 1.0 slot: one sequence of Tq rows. */
 static gllmk_status attention_one(struct ocl_state *s, struct attn_call *a)
 {
 	a->kv_len_one = a->p.kv_len ? a->p.kv_len : a->k->shape[0];
+	a->max_kv_len = a->kv_len_one;
 	if (a->paged) {
 		int64_t page = a->k->shape[1];
 		gllmk_status rc = check_table(s, a->fn, a->bt, (a->kv_len_one + page - 1) / page, a->k->shape[0]);
