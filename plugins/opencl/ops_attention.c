@@ -6,7 +6,6 @@
  * naming the sequence. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ocl_plugin.h"
 
@@ -27,16 +26,6 @@ struct attn_call {
 	int64_t kv_len_one; /* the single-sequence ops' kv_len */
 	int64_t max_kv_len; /* over the sequences */
 };
-
-/* The caller's params, fields past its struct_size read as 0. */
-static gllmk_attention_ext_params ext_params(const gllmk_attention_ext_params *p)
-{
-	gllmk_attention_ext_params full = { 0 };
-	size_t n = p->struct_size < sizeof(full) ? p->struct_size : sizeof(full);
-
-	memcpy(&full, p, n);
-	return full;
-}
 
 static enum ocl_kernel_id attention_kernel(int32_t dtype)
 {
@@ -293,7 +282,7 @@ gllmk_status ocl_attention_ext(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, o
 	struct attn_call a = {
 		.fn = "gllmk_attention_ext",
 		.out = out, .q = q, .k = k, .v = v, .mask = mask, .bt = block_table, .sinks = sinks,
-		.p = ext_params(p),
+		.p = *p, /* the core hands over a full struct */
 		.paged = block_table != NULL,
 	};
 
@@ -307,7 +296,7 @@ gllmk_status ocl_attention_varlen(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v
 		.fn = "gllmk_attention_varlen",
 		.out = out, .q = q, .k = k, .v = v, .mask = mask, .bt = block_tables, .sinks = sinks,
 		.cu_q = cu_q, .kv_len = kv_len,
-		.p = ext_params(p),
+		.p = *p, /* the core hands over a full struct */
 		.paged = 1,
 	};
 	gllmk_status rc;

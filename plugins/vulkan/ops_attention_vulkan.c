@@ -58,16 +58,6 @@ struct attn_call {
 	int32_t max_kv_len;        /* over the sequences */
 };
 
-/* The caller's params, fields past its struct_size read as 0. */
-static gllmk_attention_ext_params ext_params(const gllmk_attention_ext_params *p)
-{
-	gllmk_attention_ext_params full = { 0 };
-	size_t n = p->struct_size < sizeof(full) ? p->struct_size : sizeof(full);
-
-	memcpy(&full, p, n);
-	return full;
-}
-
 /* ALiBi slope of head h, exactly as ggml computes it (powf of m0, m1). */
 static float alibi_slope(float max_bias, uint32_t n_head, uint32_t h)
 {
@@ -245,7 +235,7 @@ gllmk_status vk_attention_ext(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk
 	struct attn_call a = {
 		.fn = "gllmk_attention_ext",
 		.out = out, .q = q, .k = k, .v = v, .mask = mask, .bt = bt, .sinks = sinks,
-		.p = ext_params(p),
+		.p = *p, /* the core hands over a full struct */
 		.paged = bt != NULL,
 	};
 
@@ -324,7 +314,7 @@ gllmk_status vk_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gl
 	struct attn_call a = {
 		.fn = "gllmk_attention_varlen",
 		.out = out, .q = q, .k = k, .v = v, .mask = mask, .bt = block_tables, .sinks = sinks,
-		.p = ext_params(p),
+		.p = *p, /* the core hands over a full struct */
 		.paged = true,
 		.S = (uint32_t)kv_len->shape[0],
 	};
