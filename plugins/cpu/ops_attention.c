@@ -406,21 +406,24 @@ static void finish(const struct attn_job *j, int64_t h, float mx, double sum, co
 	j->k->scale_row(out, acc, (float)(corr / den), j->dv);
 }
 
-/* The sequence holding key, where first(s) is the sequence's first key
- * (non-decreasing in s): the last s with first(s) <= key, since an empty
- * sequence starts where the next one does. */
-#define SEQ_OF(j, key, field)                                                   \
-	__extension__({                                                         \
-		int64_t lo_ = 0, hi_ = (j)->n_seq - 1;                          \
-		while (lo_ < hi_) {                                             \
-			const int64_t mid_ = (lo_ + hi_ + 1) / 2;               \
-			if ((j)->seq[mid_].field <= (key))                      \
-				lo_ = mid_;                                     \
-			else                                                    \
-				hi_ = mid_ - 1;                                 \
-		}                                                               \
-		&(j)->seq[lo_];                                                 \
-	})
+/* The sequence holding key, a work item (merge 0) or a split query
+ * (merge 1): the last s whose first key is <= key, since an empty sequence
+ * (or one without split queries) starts where the next one does. */
+static const struct attn_seq *seq_of(const struct attn_job *j, int64_t key, int merge)
+{
+	int64_t lo = 0, hi = j->n_seq - 1;
+
+	while (lo < hi) {
+		const int64_t mid = (lo + hi + 1) / 2;
+		const int64_t first = merge ? j->seq[mid].pq0 : j->seq[mid].item0;
+
+		if (first <= key)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return &j->seq[lo];
+}
 
 static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -430,7 +433,7 @@ static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 
 	carve(j, j->scratch + tid * j->scratch_bytes, &a);
 	for (int64_t it = begin; it < end; it++) {
-		const struct attn_seq *sq = SEQ_OF(j, it, item0);
+		const struct attn_seq *sq = seq_of(j, it, 0);
 		const int64_t local = it - sq->item0;
 		const int64_t i = local / (j->n_hblk * sq->n_split);
 		const int64_t g0 = local / sq->n_split % j->n_hblk * j->hb;
@@ -467,7 +470,7 @@ static void merge_task(void *arg, int64_t begin, int64_t end, int tid)
 	(void)tid;
 	for (int64_t mh = begin; mh < end; mh++) {
 		const int64_t m = mh / j->hq, h = mh % j->hq;
-		const struct attn_seq *sq = SEQ_OF(j, m, pq0);
+		const struct attn_seq *sq = seq_of(j, m, 1);
 		const int64_t i = m - sq->pq0;
 		const float *first = j->partial + ((sq->part0 + i * sq->n_split) * j->hq + h) * (j->dv + 2);
 		const int64_t step = j->hq * (j->dv + 2);       /* from one range to the next */
