@@ -45,7 +45,8 @@ uint ld32h_join(uint a, uint lo, uint hi)
 
 /* Status words: [0] set once, [1] op, [2] position, [3] value, [4] limit. */
 #define STATUS_GET_ROWS 1u
-#define STATUS_BLOCK_TABLE 2u
+#define STATUS_BLOCK_TABLE 2u  /* pos: the page */
+#define STATUS_BLOCK_TABLES 3u /* attention_varlen; pos: the sequence */
 void status_raise(uint op, uint pos, uint value, uint limit)
 {
 	if (atomicCompSwap(bstatus.d[0], 0u, 1u) == 0u) {

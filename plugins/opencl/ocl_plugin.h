@@ -187,6 +187,10 @@ gllmk_status ocl_softmax(void *st, ocl_t y, ocl_t x, ocl_t mask, const gllmk_sof
 gllmk_status ocl_rope(void *st, ocl_t y, ocl_t x, ocl_t pos, const gllmk_rope_params *p);
 gllmk_status ocl_attention(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,
 			   const gllmk_attention_params *p);
+gllmk_status ocl_attention_ext(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,
+			       ocl_t sinks, const gllmk_attention_ext_params *p);
+gllmk_status ocl_attention_varlen(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t cu_q,
+				  ocl_t kv_len, ocl_t block_tables, ocl_t sinks, const gllmk_attention_ext_params *p);
 gllmk_status ocl_argmax(void *st, ocl_t ids, ocl_t x);
 gllmk_status ocl_sample(void *st, ocl_t ids, ocl_t logits, const float *uniform, const gllmk_sample_params *p);
 gllmk_status ocl_top_k(void *st, ocl_t values, ocl_t ids, ocl_t x);

@@ -117,6 +117,8 @@ static const gllmk_plugin_table ocl_table = {
 	.sigmoid      = ocl_sigmoid,
 	.clamp        = ocl_clamp,
 	.softcap      = ocl_softcap,
+	.attention_ext    = ocl_attention_ext,
+	.attention_varlen = ocl_attention_varlen,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)

@@ -332,6 +332,10 @@ gllmk_status vk_open(const gllmk_open_args *args, void **state, char *reason, si
 	c->fn.vkGetPhysicalDeviceMemoryProperties(c->pdev, &c->mem_props);
 	c->unified = vk_unified(c);
 	c->subgroup_size = vk_subgroup_size(c);
+	/* GLLMK_VULKAN_ATTN_SPLIT=0: attention never splits the tokens over
+	 * workgroups (ops_attention_vulkan.c), to measure what splitting gives */
+	const char *split_env = secure_getenv("GLLMK_VULKAN_ATTN_SPLIT");
+	c->attn_split = !(split_env && strcmp(split_env, "0") == 0);
 	st = vk_device_create(c, reason, reason_len);
 	if (st)
 		goto fail;

@@ -83,3 +83,19 @@ gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int6
 	free(copy);
 	return st;
 }
+
+gllmk_status vk_scratch(struct vk_ctx *c, uint64_t size)
+{
+	gllmk_status st;
+
+	if (c->scratch && c->scratch->size >= size)
+		return GLLMK_OK;
+	if (c->scratch) {
+		st = vk_drain(c);
+		if (st)
+			return st;
+		vk_buf_destroy(c, c->scratch);
+		c->scratch = NULL;
+	}
+	return vk_buf_create(c, size < 4096 ? 4096 : size, false, &c->scratch);
+}

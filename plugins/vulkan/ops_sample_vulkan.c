@@ -33,28 +33,10 @@ gllmk_status vk_argmax(void *st, gllmk_t ids, gllmk_t x)
 	return vk_dispatch(c, VK_KERNEL_ARGMAX, &call, &p, sizeof(p), p.rows);
 }
 
-/* A scratch buffer of at least size bytes; a smaller one is replaced once
- * the device is done with it. */
-static gllmk_status scratch(struct vk_ctx *c, uint64_t size)
-{
-	gllmk_status st;
-
-	if (c->scratch && c->scratch->size >= size)
-		return GLLMK_OK;
-	if (c->scratch) {
-		st = vk_drain(c);
-		if (st)
-			return st;
-		vk_buf_destroy(c, c->scratch);
-		c->scratch = NULL;
-	}
-	return vk_buf_create(c, size < 4096 ? 4096 : size, false, &c->scratch);
-}
-
 static gllmk_status upload_uniforms(struct vk_ctx *c, const float *u, uint32_t rows)
 {
 	uint64_t bytes = (uint64_t)rows * 4;
-	gllmk_status st = scratch(c, bytes);
+	gllmk_status st = vk_scratch(c, bytes);
 
 	for (uint64_t off = 0; !st && off < bytes; off += VK_UPDATE_MAX) {
 		uint64_t n = bytes - off < VK_UPDATE_MAX ? bytes - off : VK_UPDATE_MAX;

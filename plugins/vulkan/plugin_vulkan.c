@@ -47,6 +47,8 @@ static const gllmk_plugin_table vk_table = {
 	.sigmoid      = vk_sigmoid,
 	.clamp        = vk_clamp,
 	.softcap      = vk_softcap,
+	.attention_ext    = vk_attention_ext,
+	.attention_varlen = vk_attention_varlen,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

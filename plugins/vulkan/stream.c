@@ -292,6 +292,10 @@ gllmk_status vk_finish(struct vk_ctx *c)
 	if (op == 1)
 		return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_get_rows: ids[%u] = %d, table has %u rows", pos,
 					  value, limit);
+	if (op == 3)
+		return c->host->set_error(GLLMK_E_BOUNDS,
+					  "gllmk_attention_varlen: sequence %u: block id %d, k has %u blocks", pos, value,
+					  limit);
 	return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_attention: block_table[%u] = %d, k has %u blocks", pos,
 				  value, limit);
 }

@@ -69,6 +69,7 @@ struct vk_ctx {
 	uint64_t max_range;      /* maxStorageBufferRange */
 	uint64_t bind_align;     /* minStorageBufferOffsetAlignment */
 	uint32_t subgroup_size;  /* 0: no subgroup arithmetic in compute shaders */
+	bool attn_split;         /* decode attention may split the tokens over workgroups */
 
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout layout;
@@ -186,6 +187,10 @@ static inline enum vk_kernel vk_pick(const struct vk_ctx *c, enum vk_kernel plai
 {
 	return c->subgroup_size ? sg : plain;
 }
+/* The context's scratch buffer (per-call device data written in stream
+ * order: sample's uniforms, attention's index words), at least size bytes;
+ * a smaller one is replaced once the device is done with it. */
+gllmk_status vk_scratch(struct vk_ctx *c, uint64_t size);
 /* Workgroups for a grid-stride loop over `items` with `per_group` each. */
 uint64_t vk_groups(uint64_t items, uint32_t per_group);
 
@@ -212,6 +217,11 @@ gllmk_status vk_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_ro
 gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids);
 gllmk_status vk_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
 			  const gllmk_attention_params *p);
+gllmk_status vk_attention_ext(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+			      gllmk_t block_table, gllmk_t sinks, const gllmk_attention_ext_params *p);
+gllmk_status vk_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t cu_q,
+				 gllmk_t kv_len, gllmk_t block_tables, gllmk_t sinks,
+				 const gllmk_attention_ext_params *p);
 gllmk_status vk_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status vk_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
 gllmk_status vk_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
