@@ -45,6 +45,12 @@ CONF_GROUP_EXTERN(attention);
 #ifdef CONF_HAVE_GGML_VECTORS
 CONF_GROUP_EXTERN(ggml_vectors);
 #endif
+#ifdef CONF_HAVE_ROPE_EXT
+CONF_GROUP_EXTERN(rope_ext);
+#endif
+#ifdef CONF_HAVE_KV_STORE
+CONF_GROUP_EXTERN(kv_store);
+#endif
 
 struct conf_group {
 	const struct CMUnitTest *tests;
@@ -78,6 +84,12 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_GGML_VECTORS
 	GROUP(ggml_vectors),
+#endif
+#ifdef CONF_HAVE_ROPE_EXT
+	GROUP(rope_ext),
+#endif
+#ifdef CONF_HAVE_KV_STORE
+	GROUP(kv_store),
 #endif
 };
 
