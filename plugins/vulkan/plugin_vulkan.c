@@ -41,6 +41,8 @@ static const gllmk_plugin_table vk_table = {
 	.attention    = vk_attention,
 	.argmax       = vk_argmax,
 	.sample       = vk_sample,
+	.rope_ext     = vk_rope_ext,
+	.kv_store     = vk_kv_store,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)
