@@ -111,6 +111,8 @@ static const gllmk_plugin_table ocl_table = {
 	.attention    = ocl_attention,
 	.argmax       = ocl_argmax,
 	.sample       = ocl_sample,
+	.rope_ext     = ocl_rope_ext,
+	.kv_store     = ocl_kv_store,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)
