@@ -9,7 +9,7 @@
 #include "encode.h"
 
 __kernel void KNAME(gbytes *cb, ulong c_off, long cs_blk, long cs_row, long cs_head, long page, long cap,
-		    cbytes *xb, ulong x_off, long x_s0, long x_s1, cbytes *sb, ulong s_off, long s_s0, long heads,
+		    cbytes *xb, ulong x_off, long x_s0, long x_s1, cbytes *sb, ulong s_off, long heads,
 		    long units, long total)
 {
 	long g = get_global_id(0);
@@ -17,7 +17,7 @@ __kernel void KNAME(gbytes *cb, ulong c_off, long cs_blk, long cs_row, long cs_h
 	if (g >= total)
 		return;
 	long u = g % units, th = g / units, h = th % heads, t = th / heads;
-	long s = *(__global const int *)(sb + s_off + t * s_s0);
+	long s = ((__global const int *)(sb + s_off))[t];
 
 	if (s < 0 || s >= cap)
 		return;

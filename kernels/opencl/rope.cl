@@ -17,7 +17,7 @@ static inline float yarn_mix(int i, float ext_factor, float lo, float hi)
 }
 
 __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, ulong x_off, long x_s0, long x_s1,
-		    cbytes *pb, ulong p_off, cbytes *fb, ulong f_off, long f_s0, int has_ff, int n_rot, float theta_base,
+		    cbytes *pb, ulong p_off, cbytes *fb, ulong f_off, int has_ff, int n_rot, float theta_base,
 		    float freq_scale, float ext_factor, float corr_lo, float corr_hi, float mscale, long H, long D,
 		    long total)
 {
@@ -39,7 +39,7 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, u
 	int i = (int)u;
 	float inv_freq = pow(theta_base, -2.0f * i / n_rot);
 	if (has_ff)
-		inv_freq /= *(__global const float *)(fb + f_off + i * f_s0);
+		inv_freq /= ((__global const float *)(fb + f_off))[i];
 	float mix = yarn_mix(i, ext_factor, corr_lo, corr_hi);
 	float theta = (float)((__global const int *)(pb + p_off))[t] * (inv_freq * (freq_scale * (1.0f - mix) + mix));
 	float c = cos(theta) * mscale, s = sin(theta) * mscale;

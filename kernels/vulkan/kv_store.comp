@@ -19,7 +19,7 @@ layout(local_size_x = 256) in;
 layout(push_constant) uniform Push {
 	uint units, heads, d, total;   /* units per row; total = T · Hkv · units */
 	uint xo, xs0, xs1;             /* x: byte offset, token and head strides */
-	uint so, ss0;                  /* slots: byte offset, stride */
+	uint so;                       /* slots: byte offset (1-D: contiguous) */
 	uint co, cs_blk, cs_row, cs_head, page, cap;
 } p;
 
@@ -41,7 +41,7 @@ void main()
 	for (uint e = wg_linear() * 256u + gl_LocalInvocationID.x; e < p.total; e += step) {
 		uint u = e % p.units, th = e / p.units;
 		uint h = th % p.heads, t = th / p.heads;
-		int s = int(LD32(b2, p.so + p.ss0 * t));
+		int s = int(LD32(b2, p.so + 4u * t));
 		if (s < 0 || uint(s) >= p.cap)
 			continue;
 		uint crow = p.co + (uint(s) / p.page) * p.cs_blk + (uint(s) % p.page) * p.cs_row + h * p.cs_head;

@@ -18,7 +18,7 @@ layout(push_constant) uniform Push {
 	uint xo, xs0, xs1, xs2;
 	uint po, n_rot;
 	float freq_scale, log2_base;
-	uint fo, fs0, flags;  /* freq_factors: byte offset, stride; flags 1: present */
+	uint fo, flags;       /* freq_factors: byte offset (1-D: contiguous); flags 1: present */
 	float ext_factor, corr_lo, corr_hi, mscale;
 } p;
 
@@ -57,7 +57,7 @@ void main()
 		int pos = int(LD32(b2, p.po + 4u * (r / p.d2)));
 		float inv_freq = exp2(-(2.0 * float(i) / float(p.n_rot)) * p.log2_base);
 		if ((p.flags & 1u) != 0u)
-			inv_freq /= LDF(b3, p.fo + p.fs0 * i);
+			inv_freq /= LDF(b3, p.fo + 4u * i);
 		float mix = yarn_mix(i);
 		float s, co;
 		sincos_acc(float(pos) * inv_freq * (p.freq_scale * (1.0 - mix) + mix), s, co);

@@ -16,9 +16,10 @@ struct kv_store_job {
 	int paged;
 };
 
+/* slots is 1-D: its only stride is the innermost, contiguous whatever it says. */
 static int32_t slot_at(const gllmk_tensor *slots, int64_t t)
 {
-	return *(const int32_t *)((const char *)gllmk_tensor_host(slots) + t * slots->stride[0]);
+	return ((const int32_t *)gllmk_tensor_host(slots))[t];
 }
 
 /* Head h of cache slot s: paged slot s is block s / B, row s % B. */

@@ -108,12 +108,10 @@ static void rope_tokens(void *arg, int64_t begin, int64_t end, int tid)
 	cpu_stream_fence(j->stream);
 }
 
-/* Pair i's factor: 1 without freq_factors; a 1-D view, stride 0 repeats one. */
+/* Pair i's factor: 1 without freq_factors (1-D, so contiguous). */
 static double freq_factor(gllmk_t ff, int64_t i)
 {
-	if (!ff)
-		return 1.0;
-	return (double)*(const float *)((const char *)gllmk_tensor_host(ff) + i * ff->stride[0]);
+	return ff ? (double)((const float *)gllmk_tensor_host(ff))[i] : 1.0;
 }
 
 /* w_i for every pair, with one position's rotation (cos, sin of w_i). */

@@ -21,10 +21,9 @@ static enum ocl_kernel_id kv_store_kernel(gllmk_dtype dt)
 	}
 }
 
-/* Slots in [-1, cap); a stride-0 view repeats its first slot. */
-static gllmk_status check_slots(struct ocl_state *s, ocl_t slots, int64_t tokens, int64_t cap)
+/* Slots in [-1, cap). */
+static gllmk_status check_slots(struct ocl_state *s, ocl_t slots, int64_t n, int64_t cap)
 {
-	int64_t n = slots->stride[0] ? tokens : 1;
 	int32_t small[256], *buf = n <= 256 ? small : malloc((size_t)n * sizeof(int32_t));
 	gllmk_status st;
 
@@ -67,7 +66,6 @@ gllmk_status ocl_kv_store(void *st, ocl_t cache, ocl_t x, ocl_t slots)
 	ocl_arg_long(&args, x->stride[1]);
 	ocl_arg_mem(&args, ocl_mem(slots));
 	ocl_arg_long(&args, (int64_t)slots->offset);
-	ocl_arg_long(&args, slots->stride[0]);
 	ocl_arg_long(&args, heads);
 	ocl_arg_long(&args, units);
 	ocl_arg_long(&args, total);

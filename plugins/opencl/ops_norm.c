@@ -75,7 +75,6 @@ gllmk_status ocl_rope_ext(void *st, ocl_t y, ocl_t x, ocl_t pos, ocl_t ff, const
 	ocl_arg_long(&args, (int64_t)pos->offset);
 	ocl_arg_mem(&args, ocl_mem(ff ? ff : pos)); /* unread when absent */
 	ocl_arg_long(&args, ff ? (int64_t)ff->offset : 0);
-	ocl_arg_long(&args, ff ? ff->stride[0] : 0);
 	ocl_arg_int(&args, ff != NULL);
 	ocl_arg_int(&args, n_rot);
 	ocl_arg_float(&args, p->theta_base);

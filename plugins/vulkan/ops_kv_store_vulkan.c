@@ -6,7 +6,7 @@
 struct kv_store_push {
 	uint32_t units, heads, d, total;
 	uint32_t xo, xs0, xs1;
-	uint32_t so, ss0;
+	uint32_t so;
 	uint32_t co, cs_blk, cs_row, cs_head, page, cap;
 };
 
@@ -48,7 +48,6 @@ gllmk_status vk_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots)
 		.d = (uint32_t)x->shape[2],
 		.xs0 = (uint32_t)x->stride[0],
 		.xs1 = (uint32_t)x->stride[1],
-		.ss0 = (uint32_t)slots->stride[0],
 		.cs_blk = paged ? (uint32_t)cache->stride[0] : 0,
 		.cs_row = (uint32_t)cache->stride[paged ? 1 : 0],
 		.cs_head = (uint32_t)cache->stride[paged ? 2 : 1],
@@ -57,8 +56,7 @@ gllmk_status vk_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots)
 	};
 	int64_t bad;
 	int32_t value;
-	/* a stride-0 slots view repeats its first slot: one value to check */
-	gllmk_status s = vk_find_bad_index_in(c, slots, slots->stride[0] ? (uint64_t)tokens : 1, -1, cap, &bad, &value);
+	gllmk_status s = vk_find_bad_index_in(c, slots, (uint64_t)tokens, -1, cap, &bad, &value);
 
 	if (s)
 		return s;

@@ -75,7 +75,7 @@ struct rope_push {
 	struct vk_view y, x;
 	uint32_t po, n_rot;
 	float freq_scale, log2_base;
-	uint32_t fo, fs0, flags;
+	uint32_t fo, flags;
 	float ext_factor, corr_lo, corr_hi, mscale;
 };
 
@@ -104,7 +104,6 @@ gllmk_status vk_rope_ext(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t ff
 	p.po = vk_bind(c, &call, 2, pos, false);
 	if (ff) {
 		p.fo = vk_bind(c, &call, 3, ff, false);
-		p.fs0 = (uint32_t)ff->stride[0];
 		p.flags |= 1;
 	}
 	return vk_dispatch(c, rp->mode == GLLMK_ROPE_NEOX ? VK_KERNEL_ROPE_NEOX : VK_KERNEL_ROPE_NORMAL, &call, &p,
