@@ -35,6 +35,12 @@ class HParams:
     eps: float
     rope_base: float
     freq_scale: float
+    # YaRN (rope.scaling.type yarn), SPEC/RUN.md; ext_factor 0 otherwise
+    ext_factor: float = 0.0
+    attn_factor: float = 1.0
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    n_ctx_orig: int = 0
 
 
 class Model:
@@ -62,9 +68,19 @@ class Model:
         n_head = int(self.value(a + "attention.head_count"))
         head_dim = int(self.value(a + "attention.key_length", n_embd // n_head))
         scaling = self.value(a + "rope.scaling.type", "none")
-        if scaling not in ("none", "linear"):
+        if scaling not in ("none", "linear", "yarn"):
             raise ValueError(f"reference: rope scaling {scaling} is not in SPEC/RUN.md")
-        factor = float(self.value(a + "rope.scaling.factor", 1.0)) if scaling == "linear" else 1.0
+        factor = float(self.value(a + "rope.scaling.factor", 1.0)) if scaling != "none" else 1.0
+        yarn = {}
+        if scaling == "yarn":
+            yarn = dict(
+                ext_factor=float(self.value(a + "rope.scaling.yarn_ext_factor", 1.0)),
+                attn_factor=float(self.value(a + "rope.scaling.yarn_attn_factor", 1.0)),
+                beta_fast=float(self.value(a + "rope.scaling.yarn_beta_fast", 32.0)),
+                beta_slow=float(self.value(a + "rope.scaling.yarn_beta_slow", 1.0)),
+                n_ctx_orig=int(self.value(a + "rope.scaling.original_context_length",
+                                          self.value(a + "context_length", 2048))),
+            )
         return HParams(
             n_layer=int(self.value(a + "block_count")),
             n_embd=n_embd,
@@ -76,6 +92,7 @@ class Model:
             eps=float(self.value(a + "attention.layer_norm_rms_epsilon")),
             rope_base=float(self.value(a + "rope.freq_base", 10000.0)),
             freq_scale=1.0 / factor,
+            **yarn,
         )
 
     @staticmethod
@@ -102,14 +119,37 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, pos, hp, neox):
-    """SPEC/OPERATORS.md's rope on x [T, H, D]: pairs (2i, 2i+1), or (i, i + n_rot/2)
-    for neox; dims >= n_rot copied. Applied to the weights as stored: GGUF's llama
-    Q/K are already permuted for the pairwise convention, so nothing is undone here."""
+def yarn_corr_dims(hp):
+    """YaRN's correction range over pairs, SPEC/OPERATORS.md "rope_ext": ggml's
+    expression evaluated in float32 (it decides which pairs ramp), floor / ceil."""
+    f32 = np.float32
+
+    def corr(beta):
+        return f32(hp.n_rot) * np.log(f32(hp.n_ctx_orig) / (f32(beta) * f32(2) * f32(np.pi))) \
+            / (f32(2) * np.log(f32(hp.rope_base)))
+    return max(0.0, float(np.floor(corr(hp.beta_fast)))), min(hp.n_rot - 1.0, float(np.ceil(corr(hp.beta_slow))))
+
+
+def rope(x, pos, hp, neox, freq_factors=None):
+    """SPEC/OPERATORS.md's rope_ext on x [T, H, D]: pairs (2i, 2i+1), or (i, i + n_rot/2)
+    for neox; dims >= n_rot copied; freq_factors (rope_freqs.weight) divide pair i's
+    angle; YaRN mixes the interpolated and extrapolated angles and scales cos and sin.
+    Applied to the weights as stored: GGUF's llama Q/K are already permuted for the
+    pairwise convention, so nothing is undone here."""
     half = hp.n_rot // 2
     i = np.arange(half)
-    theta = pos[:, None] * hp.freq_scale * hp.rope_base ** (-2.0 * i / hp.n_rot)
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+    theta_e = pos[:, None] * hp.rope_base ** (-2.0 * i / hp.n_rot)
+    if freq_factors is not None:
+        theta_e = theta_e / freq_factors
+    theta, m = hp.freq_scale * theta_e, 1.0
+    if hp.ext_factor != 0.0:
+        lo, hi = yarn_corr_dims(hp)
+        mix = (1.0 - np.clip((i - lo) / max(0.001, hi - lo), 0.0, 1.0)) * hp.ext_factor
+        theta = theta * (1.0 - mix) + theta_e * mix
+        m = hp.attn_factor * (1.0 + 0.1 * np.log(1.0 / hp.freq_scale))
+    elif hp.attn_factor != 1.0:
+        m = hp.attn_factor
+    cos, sin = m * np.cos(theta)[:, None, :], m * np.sin(theta)[:, None, :]
     ia, ib = (i, i + half) if neox else (2 * i, 2 * i + 1)
     a, b = x[..., ia], x[..., ib]
     y = x.copy()
@@ -188,7 +228,8 @@ def layer(m, i, x, pos, cache):
     if m.w(p + "attn_q_norm.weight") is not None:  # qwen3: per head, before rope
         q = rms_norm(q, m.w(p + "attn_q_norm.weight"), hp.eps)
         k = rms_norm(k, m.w(p + "attn_k_norm.weight"), hp.eps)
-    q, k = rope(q, pos, hp, m.neox), rope(k, pos, hp, m.neox)
+    ff = m.w("rope_freqs.weight")  # Llama 3.1+ frequency factors, or None
+    q, k = rope(q, pos, hp, m.neox, ff), rope(k, pos, hp, m.neox, ff)
     K, V = cache.append(i, k, v)
     x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)

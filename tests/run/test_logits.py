@@ -99,6 +99,15 @@ CASES = [
     Case("qwen3-F32-hd128", "gpu", ("--arch", "qwen3", "--heads", "2", "--kv-heads", "1",
                                     "--head-dim", "128")),
     llama("F32", "gpu", "--rope-scale", "4", name="llama-rope-linear4"),
+    # rope_ext: Llama 3.1's rope_freqs (the llama3 formula, and random factors, which
+    # move every pair's angle), YaRN (qwen2 neox with the default keys; llama normal
+    # with attn_factor and beta_fast set), on every plugin
+    llama("F32", "core", "--rope-base", "500000", "--rope-freqs", "llama3", name="llama3-rope-freqs",
+          prompt=40, n=3),
+    llama("F32", "core", "--rope-freqs", "random", name="llama-rope-freqs-random"),
+    Case("qwen2-F32-yarn4", "core", ("--arch", "qwen2", "--yarn", "4", "--yarn-orig-ctx", "64"), prompt=40, n=3),
+    llama("F32", "core", "--yarn", "8", "--yarn-orig-ctx", "512", "--yarn-attn-factor", "0.9",
+          "--yarn-beta-fast", "16", name="llama-yarn8-attn0.9"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),

@@ -165,8 +165,21 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t po
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
-	gllmk_rope_params rp = { .mode = hp->rope_mode, .n_rot = (int32_t)hp->n_rot, .theta_base = hp->rope_base,
-				 .freq_scale = hp->freq_scale };
+	/* Llama 3.1+ frequency factors and YaRN through rope_ext; without them
+	 * its defaults are plain rope. */
+	gllmk_rope_ext_params rp = {
+		.struct_size = sizeof(rp),
+		.mode = hp->rope_mode,
+		.n_rot = (int32_t)hp->n_rot,
+		.theta_base = hp->rope_base,
+		.freq_scale = hp->freq_scale,
+		.ext_factor = hp->ext_factor,
+		.attn_factor = hp->attn_factor,
+		.beta_fast = hp->beta_fast,
+		.beta_slow = hp->beta_slow,
+		.n_ctx_orig = hp->n_ctx_orig,
+	};
+	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
 	gllmk_tensor p = ints(s, A_POS, T);
@@ -176,8 +189,8 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t po
 	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 2, vs);
 	gllmk_tensor k2 = act2(s, A_K, 0, T, kw), v2 = act2(s, A_V, 0, T, vw);
 
-	if (call(e, "gllmk_rope (q)", il, gllmk_rope(c, &q, &q, &p, &rp)) ||
-	    call(e, "gllmk_rope (k)", il, gllmk_rope(c, &k, &k, &p, &rp)) ||
+	if (call(e, "gllmk_rope_ext (q)", il, gllmk_rope_ext(c, &q, &q, &p, ff, &rp)) ||
+	    call(e, "gllmk_rope_ext (k)", il, gllmk_rope_ext(c, &k, &k, &p, ff, &rp)) ||
 	    call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kc, &k2)) ||
 	    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vc, &v2)))
 		return e->status;
