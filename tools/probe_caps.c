@@ -183,6 +183,46 @@ static gllmk_status try_attention(struct arena *a, const struct cap_arg *c)
 	return a->st ? a->st : gllmk_attention(a->ctx, out, q, k, v, NULL, bt, &p);
 }
 
+/* Every option on: softcap, ALiBi, a window, a per-head mask, sinks. */
+static gllmk_attention_ext_params ext_params(int32_t kv_len)
+{
+	return (gllmk_attention_ext_params){ .struct_size = sizeof(gllmk_attention_ext_params), .causal = 1,
+					     .kv_len = kv_len, .softcap = 30.0f, .max_bias = 8.0f, .window = 16 };
+}
+
+/* paged KV of dtype c->a (4 blocks of 8 tokens) */
+static gllmk_status try_attention_ext(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t table[4] = { 2, 0, 3, 1 };
+	const gllmk_tensor *out = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4, 64));
+	const gllmk_tensor *q = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4, 64));
+	const gllmk_tensor *k = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+	const gllmk_tensor *v = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+	const gllmk_tensor *mask = arena_new(a, GLLMK_F32, NULL, SHAPE(4, 2, 29));
+	const gllmk_tensor *bt = arena_new(a, GLLMK_I32, table, SHAPE(4));
+	const gllmk_tensor *sinks = arena_new(a, GLLMK_F32, NULL, SHAPE(4));
+	gllmk_attention_ext_params p = ext_params(29);
+
+	return a->st ? a->st : gllmk_attention_ext(a->ctx, out, q, k, v, mask, bt, sinks, &p);
+}
+
+/* two sequences (2 queries over 29 tokens, 1 over 9) in one cache, sharing
+ * their first block */
+static gllmk_status try_attention_varlen(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t tables[2][4] = { { 2, 0, 3, 1 }, { 2, 1, -1, -1 } }, cu[3] = { 0, 2, 3 }, len[2] = { 29, 9 };
+	const gllmk_tensor *out = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 4, 64));
+	const gllmk_tensor *q = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 4, 64));
+	const gllmk_tensor *k = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+	const gllmk_tensor *v = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+	const gllmk_tensor *cut = arena_new(a, GLLMK_I32, cu, SHAPE(3));
+	const gllmk_tensor *lent = arena_new(a, GLLMK_I32, len, SHAPE(2));
+	const gllmk_tensor *bt = arena_new(a, GLLMK_I32, tables, SHAPE(2, 4));
+	gllmk_attention_ext_params p = ext_params(0);
+
+	return a->st ? a->st : gllmk_attention_varlen(a->ctx, out, q, k, v, NULL, cut, lent, bt, NULL, &p);
+}
+
 /* variant 0: argmax; 1: temperature + top-k + top-p */
 static gllmk_status try_sample(struct arena *a, const struct cap_arg *c)
 {
@@ -242,6 +282,12 @@ static const struct cap_try cap_tries[] = {
 	{ "attention:f32", try_attention, { .a = GLLMK_F32 } },
 	{ "attention:f16", try_attention, { .a = GLLMK_F16 } },
 	{ "attention:paged-f16", try_attention, { .a = GLLMK_F16, .variant = 1 } },
+	{ "attention_ext:f32", try_attention_ext, { .a = GLLMK_F32 } },
+	{ "attention_ext:f16", try_attention_ext, { .a = GLLMK_F16 } },
+	{ "attention_ext:bf16", try_attention_ext, { .a = GLLMK_BF16 } },
+	{ "attention_ext:q8_0", try_attention_ext, { .a = GLLMK_Q8_0 } },
+	{ "attention_ext:q4_0", try_attention_ext, { .a = GLLMK_Q4_0 } },
+	{ "attention_varlen:f16", try_attention_varlen, { .a = GLLMK_F16 } },
 	{ "argmax", try_sample, { .variant = 0 } },
 	{ "sample", try_sample, { .variant = 1 } },
 };

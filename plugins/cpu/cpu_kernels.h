@@ -122,8 +122,9 @@ struct cpu_kernels {
 	 * read without decoding them first. dot_f32_f16 may accumulate in f32. */
 	float (*dot_f32_f16)(int64_t n, const float *a, const uint16_t *b);
 	void (*axpy_f16)(float *y, float a, const uint16_t *x, int64_t n);
-	/* Optional, indexed by the K/V dtype (f32, f16; NULL: the framework
-	 * composes the row kernels above). A chunk of n KV tokens for the nh query heads sharing one KV head, whose rows are
+	/* Optional, indexed by the K/V dtype (f32, f16, bf16, q8_0, q4_0, each
+	 * decoded in registers; NULL: the framework composes the row kernels
+	 * above, decoding one row at a time with dequant_row). A chunk of n KV tokens for the nh query heads sharing one KV head, whose rows are
 	 * given by address (a paged cache has no single stride), read in place:
 	 *   scores: s[h·ss + t] = q[h·qs ..] · k_t over d elements;
 	 *   accum:  acc[h·as + e] += Σ_t p[h·ps + t] · v_t[e] over dv elements.

@@ -61,6 +61,11 @@ gllmk_status cpu_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots);
 gllmk_status cpu_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids);
 gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
 			   gllmk_t block_table, const gllmk_attention_params *p);
+gllmk_status cpu_attention_ext(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+			       gllmk_t block_table, gllmk_t sinks, const gllmk_attention_ext_params *p);
+gllmk_status cpu_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+				  gllmk_t cu_q, gllmk_t kv_len, gllmk_t block_tables, gllmk_t sinks,
+				  const gllmk_attention_ext_params *p);
 gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
 
@@ -107,6 +112,8 @@ gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *unif
 		.sample = cpu_sample,                                \
 		.rope_ext = cpu_rope_ext,                            \
 		.kv_store = cpu_kv_store,                            \
+		.attention_ext = cpu_attention_ext,                  \
+		.attention_varlen = cpu_attention_varlen,            \
 	}
 
 #endif

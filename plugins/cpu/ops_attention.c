@@ -1,24 +1,36 @@
-/* gllmk_attention: fused attention with online softmax (SPEC/OPERATORS.md).
+/* gllmk_attention, gllmk_attention_ext, gllmk_attention_varlen: fused
+ * attention with online softmax (SPEC/OPERATORS.md). One engine serves the
+ * three slots: attention is attention_ext with the options off, and
+ * attention_ext is attention_varlen with one sequence (a contiguous or a
+ * paged cache).
  *
- * A work item is one query, a block of KV heads (with the Hq/Hkv query
- * heads of each, its GQA group) and a range of tokens. Tokens are taken
- * KV_CHUNK at a time; for each KV head of the block, the chunk's scores
- * for the whole group (one kernel call), the chunk's max and one rescale
- * of each head's running (max, sum, acc), the weights exp(s - max), then
- * the weighted V rows added for the whole group (one kernel call). The
- * chunk kernels (cpu_kernels.h, attn) read each K and V row once per
- * group, in place; without them the framework composes the row kernels.
- * No Tq×Tkv matrix exists anywhere.
+ * A work item is one query of one sequence, a block of KV heads (with the
+ * Hq/Hkv query heads of each, its GQA group) and a range of tokens. Tokens
+ * are taken KV_CHUNK at a time; for each KV head of the block, the chunk's
+ * scores for the whole group (one kernel call), the score options (scale,
+ * softcap, ALiBi, then the mask inside the softmax row kernels), the
+ * chunk's max and one rescale of each head's running (max, sum, acc), the
+ * weights exp(s - max), then the weighted V rows added for the whole group
+ * (one kernel call). The chunk kernels (cpu_kernels.h, attn) read each K and
+ * V row once per group, in place, decoding f16/bf16/q8_0/q4_0 in registers;
+ * without them the framework composes the row kernels. Causal and window
+ * only bound the token range a query walks. No Tq×Tkv matrix exists
+ * anywhere.
  *
  * Decoding (few queries) is memory-bound: an item then takes every KV head,
  * so that a thread streams whole [tokens, Hkv, D] blocks of the cache in
- * address order, and the tokens are split into ranges (split-K) whose
- * partial (max, sum, acc) are merged afterwards. Only when the KV is too
- * short to split are the heads divided between items. The next chunk's
- * rows are prefetched while the current one is worked on.
- * Scores and acc are f32; the running sums are double.
+ * address order, and a sequence's tokens are split into ranges (split-K)
+ * whose partial (max, sum, acc) are merged afterwards. The ranges are sized
+ * from the whole call's work (Σ queries × tokens seen), so a batch of decode
+ * sequences of different lengths is cut into pieces of about equal cost:
+ * the call costs the sum of their KV bytes spread over the threads. Only
+ * when that gives too few items are the heads divided between items. The
+ * next chunk's rows are prefetched while the current one is worked on.
+ * Scores and acc are f32; the running sums are double. A sink joins the
+ * denominator when a query's output is finished.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,19 +42,36 @@
 #define ITEMS_PER_THREAD 2      /* what the split aims for, for balance */
 #define CACHE_LINE 64
 
+/* One sequence of the call (attention_ext: the only one). */
+struct attn_seq {
+	int64_t q0, tq;                 /* its query rows [q0, q0 + tq) of q and out */
+	int64_t kv_len;
+	const int32_t *bt;              /* its block table row, NULL when contiguous */
+	int64_t lo, hi;                 /* the tokens some query of it sees */
+	int64_t n_split, split_len;     /* its token ranges */
+	int64_t item0;                  /* its first work item */
+	int64_t part0, pq0;             /* split-K: its first partial slot, its first merged query */
+};
+
 struct attn_job {
 	const struct cpu_kernels *k;
 	struct cpu_attn_kernel kern;    /* scores for k's dtype, accum for v's */
-	const gllmk_tensor *out, *q, *kt, *vt, *mask;
-	const int32_t *bt;              /* block table, NULL when contiguous */
-	int64_t tq, hq, hkv, group, d, dv, kv_len, page;
-	float scale;
+	const gllmk_tensor *out, *q, *kt, *vt;
+	const char *mask;               /* NULL or its first byte */
+	int64_t mask_hs, mask_rs;       /* bytes from one head's mask to the next (0: shared), one row's */
+	const float *sinks;             /* NULL or [hq] */
+	const float *slopes;            /* ALiBi: NULL or [hq] */
+	int64_t hq, hkv, group, d, dv, page;
+	int64_t krow_bytes, vrow_bytes; /* one head's K row, V row */
+	float scale, softcap;
 	int causal;
+	int64_t window;
+	const struct attn_seq *seq;
+	int64_t n_seq, items, n_merge;
 	int64_t hb, n_hblk;             /* KV heads per item, blocks of them */
-	int64_t n_split, split_len;
 	char *scratch;                  /* per thread */
 	int64_t scratch_bytes;
-	float *partial;                 /* split-K: per (query, range, head) max, sum, acc[dv] */
+	float *partial;                 /* split-K: per (slot, head) max, sum, acc[dv] */
 };
 
 /* Running state of an item's hb·group query heads. */
@@ -60,6 +89,11 @@ struct attn_acc {
 static int64_t round64(int64_t x)
 {
 	return (x + 63) / 64 * 64;
+}
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
 }
 
 /* Carves the pieces of struct attn_acc out of p (p NULL: only sizes them). */
@@ -88,26 +122,42 @@ static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 	return off;
 }
 
-/* Bytes from one KV head's row to the next in t. */
-static int64_t head_stride(const struct attn_job *j, const gllmk_tensor *t)
+/* Bytes of a row of n elements of a K/V dtype (n a multiple of the block). */
+static int64_t kv_row_bytes(gllmk_dtype dt, int64_t n)
 {
-	return t->stride[j->bt ? 2 : 1];
+	switch (dt) {
+	case GLLMK_F32:
+		return n * 4;
+	case GLLMK_Q8_0:
+		return n / 32 * 34;
+	case GLLMK_Q4_0:
+		return n / 32 * 18;
+	default:        /* f16, bf16 */
+		return n * 2;
+	}
 }
 
-/* base[0 .. n): the rows of KV head g0 in t for tokens [t0, t0 + n). A
- * paged cache is walked page by page, without a division per token. With
- * `prefetch`, the rows of every KV head of the item (len elements each) are
- * prefetched too, all at once: the first chunk of an item, and the next
- * chunk where no chunk kernel spreads the prefetches over its work. */
-static void token_rows(const struct attn_job *j, const gllmk_tensor *t, int64_t t0, int64_t n, int64_t g0,
-		       const char **base, int64_t len, int prefetch)
+/* Bytes from one KV head's row to the next in t. */
+static int64_t head_stride(const gllmk_tensor *t)
 {
-	const int64_t hs = head_stride(j, t), bytes = len * (t->dtype == GLLMK_F16 ? 2 : 4);
-	const char *p = (const char *)gllmk_tensor_host(t) + g0 * hs;
+	return t->stride[t->ndim - 2];
+}
 
-	for (int64_t tt = 0, page = j->bt ? t0 / j->page : 0, slot = j->bt ? t0 % j->page : 0; tt < n; tt++) {
-		base[tt] = j->bt ? p + j->bt[page] * t->stride[0] + slot * t->stride[1] : p + (t0 + tt) * t->stride[0];
-		if (j->bt && ++slot == j->page) {
+/* base[0 .. n): the rows of KV head g0 in t for tokens [t0, t0 + n) of
+ * sequence sq. A paged cache is walked page by page, without a division
+ * per token. With `prefetch`, the rows of every KV head of the item (bytes
+ * each) are prefetched too, all at once: the first chunk of an item, and the
+ * next chunk where no chunk kernel spreads the prefetches over its work. */
+static void token_rows(const struct attn_job *j, const struct attn_seq *sq, const gllmk_tensor *t, int64_t t0,
+		       int64_t n, int64_t g0, const char **base, int64_t bytes, int prefetch)
+{
+	const int64_t hs = head_stride(t);
+	const char *p = (const char *)gllmk_tensor_host(t) + g0 * hs;
+	const int32_t *bt = sq->bt;
+
+	for (int64_t tt = 0, page = bt ? t0 / j->page : 0, slot = bt ? t0 % j->page : 0; tt < n; tt++) {
+		base[tt] = bt ? p + bt[page] * t->stride[0] + slot * t->stride[1] : p + (t0 + tt) * t->stride[0];
+		if (bt && ++slot == j->page) {
 			slot = 0;
 			page++;
 		}
@@ -132,7 +182,7 @@ static void head_rows(const char *const *base, int64_t n, int64_t off, const voi
 static int64_t ahead_rows(const struct attn_job *j, const gllmk_tensor *t, const char *const *base, int64_t n,
 			  int64_t part, const void **rows)
 {
-	const int64_t lo = n * part / j->hb, hi = n * (part + 1) / j->hb, hs = head_stride(j, t);
+	const int64_t lo = n * part / j->hb, hi = n * (part + 1) / j->hb, hs = head_stride(t);
 	int64_t r = 0;
 
 	for (int64_t tt = lo; tt < hi; tt++)
@@ -141,26 +191,38 @@ static int64_t ahead_rows(const struct attn_job *j, const gllmk_tensor *t, const
 	return r;
 }
 
-static const float *q_row(const struct attn_job *j, int64_t i, int64_t h)
+static const float *q_row(const struct attn_job *j, int64_t r, int64_t h)
 {
-	return (const float *)((const char *)gllmk_tensor_host(j->q) + i * j->q->stride[0] + h * j->q->stride[1]);
+	return (const float *)((const char *)gllmk_tensor_host(j->q) + r * j->q->stride[0] + h * j->q->stride[1]);
 }
 
-static float *out_row(const struct attn_job *j, int64_t i, int64_t h)
+static float *out_row(const struct attn_job *j, int64_t r, int64_t h)
 {
-	return (float *)((char *)gllmk_tensor_host(j->out) + i * j->out->stride[0] + h * j->out->stride[1]);
+	return (float *)((char *)gllmk_tensor_host(j->out) + r * j->out->stride[0] + h * j->out->stride[1]);
 }
 
-/* Tokens query i sees: [0, end). */
-static int64_t visible_end(const struct attn_job *j, int64_t i)
+/* Row r's mask for query head h from token t0 on, or NULL. */
+static const float *mask_at(const struct attn_job *j, int64_t r, int64_t h, int64_t t0)
 {
-	int64_t end = j->kv_len;
+	if (!j->mask)
+		return NULL;
+	return (const float *)(j->mask + h * j->mask_hs + r * j->mask_rs) + t0;
+}
 
-	if (j->causal) {
-		end = j->kv_len - j->tq + i + 1;
-		end = end < 0 ? 0 : end > j->kv_len ? j->kv_len : end;
-	}
-	return end;
+/* Query i's position: its sequence's last Tq tokens are the queries. */
+static int64_t query_pos(const struct attn_seq *sq, int64_t i)
+{
+	return sq->kv_len - sq->tq + i;
+}
+
+/* Tokens query i of sq sees: [*begin, *end) (causal bounds the end, the
+ * window the beginning). */
+static void visible(const struct attn_job *j, const struct attn_seq *sq, int64_t i, int64_t *begin, int64_t *end)
+{
+	const int64_t pos = query_pos(sq, i);
+
+	*end = j->causal ? clamp64(pos + 1, 0, sq->kv_len) : sq->kv_len;
+	*begin = j->window > 0 ? clamp64(pos - j->window + 1, 0, *end) : 0;
 }
 
 /* ------------------------------------------- fallback: the row kernels */
@@ -221,14 +283,44 @@ static void accum_rows(const struct attn_job *j, struct attn_acc *a, float *acc,
 
 /* ------------------------------------------------------------ the item */
 
-/* Each of heads [h0, h0 + group) moved to its running max over the chunk's
- * scores, which become the weights exp(s - max) (0 for excluded tokens). */
-static void softmax_chunk(const struct attn_job *j, struct attn_acc *a, int64_t h0, int64_t n, const float *mask)
+/* The score options before the mask, in place: scale, softcap, ALiBi
+ * (query position pos, tokens t0 ..). The softmax kernels then take s
+ * with scale 1. */
+static void shape_scores(const struct attn_job *j, float *s, int64_t n, int64_t t0, int64_t pos, int64_t h)
 {
+	float mul = j->scale;
+
+	if (j->softcap > 0.0f) {
+		j->k->scale_row(s, s, j->scale / j->softcap, n);
+		j->k->tanh_row(s, s, n);
+		mul = j->softcap;
+	}
+	if (!j->slopes) {
+		j->k->scale_row(s, s, mul, n);
+		return;
+	}
+	for (int64_t t = 0; t < n; t++)
+		s[t] = s[t] * mul - j->slopes[h] * fabsf((float)(pos - (t0 + t)));
+}
+
+/* Each query head hq0 .. hq0 + group (local ones h0 ..) moved to its running
+ * max over the chunk's scores (tokens c .. c + n of query row r at
+ * position pos), which become the weights exp(s - max) (0 for excluded
+ * tokens). */
+static void softmax_chunk(const struct attn_job *j, struct attn_acc *a, int64_t h0, int64_t hq0, int64_t r,
+			  int64_t pos, int64_t c, int64_t n)
+{
+	const int shaped = j->softcap > 0.0f || j->slopes;
+	const float scale = shaped ? 1.0f : j->scale;
+
 	for (int64_t h = h0; h < h0 + j->group; h++) {
 		float *s = a->s + h * KV_CHUNK;
-		const float cmax = j->k->softmax_max_row(s, mask, j->scale, n);
+		const float *mask = mask_at(j, r, hq0 + h - h0, c);
+		float cmax;
 
+		if (shaped)
+			shape_scores(j, s, n, c, pos, hq0 + h - h0);
+		cmax = j->k->softmax_max_row(s, mask, scale, n);
 		if (cmax == -INFINITY) {        /* every token masked out */
 			memset(s, 0, (size_t)n * sizeof(float));
 			continue;
@@ -243,22 +335,17 @@ static void softmax_chunk(const struct attn_job *j, struct attn_acc *a, int64_t 
 			}
 			a->mx[h] = cmax;
 		}
-		a->sum[h] += j->k->softmax_exp_row(s, s, mask, j->scale, a->mx[h], n);
+		a->sum[h] += j->k->softmax_exp_row(s, s, mask, scale, a->mx[h], n);
 	}
 }
 
-/* Query i, KV heads [g0, g0 + hb), tokens [t0, t1): the state in a. */
-static void attend(const struct attn_job *j, struct attn_acc *a, int64_t i, int64_t g0, int64_t t0, int64_t t1)
+/* Query i of sq, KV heads [g0, g0 + hb), tokens [t0, t1): the state in a. */
+static void attend(const struct attn_job *j, struct attn_acc *a, const struct attn_seq *sq, int64_t i, int64_t g0,
+		   int64_t t0, int64_t t1)
 {
-	const int64_t nh = j->hb * j->group;
+	const int64_t nh = j->hb * j->group, r = sq->q0 + i, pos = query_pos(sq, i);
 	const int64_t qs = j->q->stride[1] / (int64_t)sizeof(float);
-	const float *mask_row = NULL;
 
-	if (j->mask) {
-		const int64_t rs = j->mask->ndim >= 2 ? j->mask->stride[j->mask->ndim - 2] : 0;
-
-		mask_row = (const float *)((const char *)gllmk_tensor_host(j->mask) + i * rs);
-	}
 	for (int64_t h = 0; h < nh; h++) {
 		a->mx[h] = -INFINITY;
 		a->sum[h] = 0.0;
@@ -269,24 +356,24 @@ static void attend(const struct attn_job *j, struct attn_acc *a, int64_t i, int6
 		const int64_t left = t1 - (c + n);
 		const int64_t next = left < KV_CHUNK ? left : KV_CHUNK;
 
-		token_rows(j, j->kt, c, n, g0, a->kbase, j->d, c == t0);
-		token_rows(j, j->vt, c, n, g0, a->vbase, j->dv, c == t0);
-		token_rows(j, j->kt, c + n, next, g0, a->kbase + n, j->d, !j->kern.scores);
-		token_rows(j, j->vt, c + n, next, g0, a->vbase + n, j->dv, !j->kern.accum);
+		token_rows(j, sq, j->kt, c, n, g0, a->kbase, j->krow_bytes, c == t0);
+		token_rows(j, sq, j->vt, c, n, g0, a->vbase, j->vrow_bytes, c == t0);
+		token_rows(j, sq, j->kt, c + n, next, g0, a->kbase + n, j->krow_bytes, !j->kern.scores);
+		token_rows(j, sq, j->vt, c + n, next, g0, a->vbase + n, j->vrow_bytes, !j->kern.accum);
 		for (int64_t g = g0; g < g0 + j->hb; g++) {
 			const int64_t h0 = (g - g0) * j->group;
-			const float *q = q_row(j, i, g * j->group);
+			const float *q = q_row(j, r, g * j->group);
 			float *s = a->s + h0 * KV_CHUNK, *acc = a->acc + h0 * j->dv;
 			const int64_t npf = ahead_rows(j, j->kt, a->kbase + n, next, g - g0, a->kpf);
 
 			ahead_rows(j, j->vt, a->vbase + n, next, g - g0, a->vpf);
-			head_rows(a->kbase, n, (g - g0) * head_stride(j, j->kt), a->krow);
-			head_rows(a->vbase, n, (g - g0) * head_stride(j, j->vt), a->vrow);
+			head_rows(a->kbase, n, (g - g0) * head_stride(j->kt), a->krow);
+			head_rows(a->vbase, n, (g - g0) * head_stride(j->vt), a->vrow);
 			if (j->kern.scores)
 				j->kern.scores(s, KV_CHUNK, q, qs, j->group, a->krow, n, j->d, a->kpf, npf);
 			else
 				scores_rows(j, a, s, q, qs, n);
-			softmax_chunk(j, a, h0, n, mask_row ? mask_row + c : NULL);
+			softmax_chunk(j, a, h0, g * j->group, r, pos, c, n);
 			if (j->kern.accum)
 				j->kern.accum(acc, j->dv, s, KV_CHUNK, j->group, a->vrow, n, j->dv, a->vpf, npf);
 			else
@@ -294,6 +381,46 @@ static void attend(const struct attn_job *j, struct attn_acc *a, int64_t i, int6
 		}
 	}
 }
+
+/* out = acc / (sum + head h's sink share), all on the larger of the two
+ * maxima; zeros for a query that saw no token (sink or not). out may be
+ * acc. */
+static void finish(const struct attn_job *j, int64_t h, float mx, double sum, const float *acc, float *out)
+{
+	double den = sum, corr = 1.0;
+
+	if (mx == -INFINITY) {
+		memset(out, 0, (size_t)j->dv * sizeof(float));
+		return;
+	}
+	if (j->sinks) {
+		const float sink = j->sinks[h];
+
+		if (sink > mx) {
+			corr = exp((double)mx - sink);
+			den = sum * corr + 1.0;
+		} else {
+			den = sum + exp((double)sink - mx);
+		}
+	}
+	j->k->scale_row(out, acc, (float)(corr / den), j->dv);
+}
+
+/* The sequence holding key, where first(s) is the sequence's first key
+ * (non-decreasing in s): the last s with first(s) <= key, since an empty
+ * sequence starts where the next one does. */
+#define SEQ_OF(j, key, field)                                                   \
+	__extension__({                                                         \
+		int64_t lo_ = 0, hi_ = (j)->n_seq - 1;                          \
+		while (lo_ < hi_) {                                             \
+			const int64_t mid_ = (lo_ + hi_ + 1) / 2;               \
+			if ((j)->seq[mid_].field <= (key))                      \
+				lo_ = mid_;                                     \
+			else                                                    \
+				hi_ = mid_ - 1;                                 \
+		}                                                               \
+		&(j)->seq[lo_];                                                 \
+	})
 
 static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 {
@@ -303,54 +430,55 @@ static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 
 	carve(j, j->scratch + tid * j->scratch_bytes, &a);
 	for (int64_t it = begin; it < end; it++) {
-		const int64_t i = it / (j->n_hblk * j->n_split);
-		const int64_t g0 = it / j->n_split % j->n_hblk * j->hb;
-		const int64_t sp = it % j->n_split;
-		const int64_t vis = visible_end(j, i);
-		const int64_t t0 = sp * j->split_len;
-		const int64_t t1 = t0 + j->split_len < vis ? t0 + j->split_len : vis;
+		const struct attn_seq *sq = SEQ_OF(j, it, item0);
+		const int64_t local = it - sq->item0;
+		const int64_t i = local / (j->n_hblk * sq->n_split);
+		const int64_t g0 = local / sq->n_split % j->n_hblk * j->hb;
+		const int64_t sp = local % sq->n_split;
 		const int64_t hq0 = g0 * j->group;
+		int64_t t0, t1;
 
-		attend(j, &a, i, g0, t0, t1);
+		visible(j, sq, i, &t0, &t1);
+		t0 = clamp64(sq->lo + sp * sq->split_len, t0, t1);
+		t1 = clamp64(sq->lo + (sp + 1) * sq->split_len, t0, t1);
+		attend(j, &a, sq, i, g0, t0, t1);
 		for (int64_t h = 0; h < nh; h++) {
 			const float *acc = a.acc + h * j->dv;
 
-			if (j->n_split > 1) {   /* keep the partial state for the merge */
-				float *p = j->partial + ((i * j->n_split + sp) * j->hq + hq0 + h) * (j->dv + 2);
+			if (sq->n_split > 1) {   /* keep the partial state for the merge */
+				float *p = j->partial + ((sq->part0 + i * sq->n_split + sp) * j->hq + hq0 + h) * (j->dv + 2);
 
 				p[0] = a.mx[h];
 				p[1] = (float)a.sum[h];
 				memcpy(p + 2, acc, (size_t)j->dv * sizeof(float));
 				continue;
 			}
-			const float inv = a.sum[h] > 0.0 ? (float)(1.0 / a.sum[h]) : 0.0f;
-
-			j->k->scale_row(out_row(j, i, hq0 + h), acc, inv, j->dv);
+			finish(j, hq0 + h, a.mx[h], a.sum[h], acc, out_row(j, sq->q0 + i, hq0 + h));
 		}
 	}
 }
 
-/* Split-K merge for (query i, head h): the ranges rescaled to their common
- * max and summed. */
+/* Split-K merge for (split query m, head h): the ranges rescaled to their
+ * common max and summed. */
 static void merge_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct attn_job *j = arg;
 
 	(void)tid;
-	for (int64_t ih = begin; ih < end; ih++) {
-		const int64_t i = ih / j->hq, h = ih % j->hq;
-		const float *first = j->partial + (i * j->n_split * j->hq + h) * (j->dv + 2);
+	for (int64_t mh = begin; mh < end; mh++) {
+		const int64_t m = mh / j->hq, h = mh % j->hq;
+		const struct attn_seq *sq = SEQ_OF(j, m, pq0);
+		const int64_t i = m - sq->pq0;
+		const float *first = j->partial + ((sq->part0 + i * sq->n_split) * j->hq + h) * (j->dv + 2);
 		const int64_t step = j->hq * (j->dv + 2);       /* from one range to the next */
-		float *o = out_row(j, i, h);
+		float *o = out_row(j, sq->q0 + i, h);
 		float mx = -INFINITY;
 		double sum = 0.0;
 
-		for (int64_t sp = 0; sp < j->n_split; sp++)
+		for (int64_t sp = 0; sp < sq->n_split; sp++)
 			mx = first[sp * step] > mx ? first[sp * step] : mx;
 		memset(o, 0, (size_t)j->dv * sizeof(float));
-		if (mx == -INFINITY)
-			continue;       /* sees no token: zeros */
-		for (int64_t sp = 0; sp < j->n_split; sp++) {
+		for (int64_t sp = 0; sp < sq->n_split && mx != -INFINITY; sp++) {
 			const float *p = first + sp * step;
 			const float w = p[0] == -INFINITY ? 0.0f : expf(p[0] - mx);
 
@@ -363,41 +491,39 @@ static void merge_task(void *arg, int64_t begin, int64_t end, int tid)
 				for (int64_t e = 0; e < j->dv; e++)
 					o[e] += w * p[2 + e];
 		}
-		j->k->scale_row(o, o, sum > 0.0 ? (float)(1.0 / sum) : 0.0f, j->dv);
+		finish(j, h, mx, sum, o, o);
 	}
 }
 
-/* Every page the first kv_len tokens use must name a block of the cache. */
-static gllmk_status check_block_table(struct cpu_state *s, const struct attn_job *j, int64_t n_blocks)
-{
-	const int64_t pages = (j->kv_len + j->page - 1) / j->page;
+/* ------------------------------------------------------- the work split */
 
-	for (int64_t p = 0; p < pages; p++)
-		if (j->bt[p] < 0 || j->bt[p] >= n_blocks)
-			return s->host->set_error(GLLMK_E_BOUNDS,
-						  "gllmk_attention: block_table[%lld] = %d outside the cache's %lld blocks",
-						  (long long)p, j->bt[p], (long long)n_blocks);
-	return GLLMK_OK;
-}
-
-/* Work items for the threads: every query with all its heads when there
- * are enough queries; else the tokens split into ranges (whole chunks, at
- * least SPLIT_MIN), and when even that is too few, the KV heads divided. */
-static void choose_split(struct attn_job *j, int threads)
+/* Work items for the threads. Every query with all its heads, and the
+ * tokens a query sees split into ranges of split_len (whole chunks, at
+ * least SPLIT_MIN) when a query sees more than the call's work per wanted
+ * item; when even that is too few items, the KV heads divided. Fills each
+ * sequence's n_split, item0, part0, pq0 and the job's items. */
+static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 {
 	const int64_t want = threads > 1 ? ITEMS_PER_THREAD * threads : 1;
+	int64_t work = 0, items = 0, split_len = INT64_MAX, part = 0, pq = 0;
 
-	j->n_split = 1;
-	j->n_hblk = 1;
-	if (j->tq < want) {
-		const int64_t by_len = j->kv_len / SPLIT_MIN;
-		const int64_t by_items = (want + j->tq - 1) / j->tq;
-
-		j->n_split = by_len < by_items ? by_len : by_items;
-		j->n_split = j->n_split > 1 ? j->n_split : 1;
+	for (int64_t s = 0; s < j->n_seq; s++)
+		work += seq[s].tq * (seq[s].hi - seq[s].lo);
+	if (want > 1) {
+		split_len = (work + want - 1) / want;
+		split_len = split_len > SPLIT_MIN ? split_len : SPLIT_MIN;
+		split_len = (split_len + KV_CHUNK - 1) / KV_CHUNK * KV_CHUNK;
 	}
-	if (j->tq * j->n_split < want) {
-		const int64_t need = (want + j->tq * j->n_split - 1) / (j->tq * j->n_split);
+	for (int64_t s = 0; s < j->n_seq; s++) {
+		const int64_t len = seq[s].hi - seq[s].lo;
+
+		seq[s].n_split = len > split_len ? (len + split_len - 1) / split_len : 1;
+		seq[s].split_len = seq[s].n_split > 1 ? split_len : (len > 0 ? len : 1);
+		items += seq[s].tq * seq[s].n_split;
+	}
+	j->n_hblk = 1;
+	if (items < want && items > 0) {
+		const int64_t need = (want + items - 1) / items;
 
 		j->n_hblk = j->hkv;
 		for (int64_t b = need; b < j->hkv; b++)
@@ -407,18 +533,55 @@ static void choose_split(struct attn_job *j, int threads)
 			}
 	}
 	j->hb = j->hkv / j->n_hblk;
-	j->split_len = (j->kv_len + j->n_split - 1) / j->n_split;
-	j->split_len = (j->split_len + KV_CHUNK - 1) / KV_CHUNK * KV_CHUNK;
-	j->n_split = (j->kv_len + j->split_len - 1) / j->split_len;
-	j->n_split = j->n_split > 1 ? j->n_split : 1;
+	j->items = 0;
+	for (int64_t s = 0; s < j->n_seq; s++) {
+		seq[s].item0 = j->items;
+		seq[s].part0 = part;
+		seq[s].pq0 = pq;
+		j->items += seq[s].tq * j->n_hblk * seq[s].n_split;
+		if (seq[s].n_split > 1) {
+			part += seq[s].tq * seq[s].n_split;
+			pq += seq[s].tq;
+		}
+	}
+	j->n_merge = pq;
 }
 
-gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
-			   const gllmk_attention_params *p)
+/* ------------------------------------------------------------ the call */
+
+/* The tokens some query of sq sees: [lo, hi). */
+static void seq_range(const struct attn_job *j, struct attn_seq *sq)
 {
-	struct cpu_state *s = st;
-	const int paged = block_table != NULL;
-	const int threads = cpu_pool_threads(s->pool);
+	int64_t b, e;
+
+	sq->lo = sq->hi = 0;
+	if (sq->tq == 0)
+		return;
+	visible(j, sq, 0, &sq->lo, &e);
+	visible(j, sq, sq->tq - 1, &b, &sq->hi);
+}
+
+/* ggml's ALiBi slopes (f32, as ggml computes them): n_log2 the largest
+ * power of two <= Hq; head h < n_log2 gets m0^(h+1), the others
+ * m1^(2(h - n_log2) + 1). */
+static void alibi_slopes(float *slopes, int64_t hq, float max_bias)
+{
+	int64_t n_log2 = 1;
+
+	while (n_log2 * 2 <= hq)
+		n_log2 *= 2;
+
+	const float m0 = powf(2.0f, -max_bias / (float)n_log2);
+	const float m1 = powf(2.0f, -max_bias / 2.0f / (float)n_log2);
+
+	for (int64_t h = 0; h < hq; h++)
+		slopes[h] = h < n_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_log2) + 1));
+}
+
+/* The job of a call, less its sequences. */
+static struct attn_job job_of(struct cpu_state *s, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+			      gllmk_t sinks, const gllmk_attention_ext_params *p, int paged)
+{
 	struct attn_job j = {
 		.k = s->k,
 		.kern = { s->k->attn[k->dtype].scores, s->k->attn[v->dtype].accum },
@@ -426,41 +589,176 @@ gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t 
 		.q = q,
 		.kt = k,
 		.vt = v,
-		.mask = mask,
-		.bt = paged ? gllmk_tensor_host(block_table) : NULL,
-		.tq = q->shape[0],
+		.sinks = sinks ? gllmk_tensor_host(sinks) : NULL,
 		.hq = q->shape[1],
 		.d = q->shape[2],
 		.hkv = k->shape[paged ? 2 : 1],
 		.dv = v->shape[paged ? 3 : 2],
 		.page = paged ? k->shape[1] : 1,
-		.kv_len = p->kv_len > 0 ? p->kv_len : k->shape[0],
 		.causal = p->causal != 0,
+		.softcap = p->softcap,
+		.window = p->window,
 	};
-	gllmk_status status;
 
 	j.group = j.hq / j.hkv;
 	j.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)j.d);
-	if (paged) {
-		status = check_block_table(s, &j, k->shape[0]);
-		if (status != GLLMK_OK)
-			return status;
+	j.krow_bytes = kv_row_bytes(k->dtype, j.d);
+	j.vrow_bytes = kv_row_bytes(v->dtype, j.dv);
+	if (mask) {
+		j.mask = gllmk_tensor_host(mask);
+		j.mask_hs = mask->ndim == 3 ? mask->stride[0] : 0;
+		j.mask_rs = mask->stride[mask->ndim - 2];
 	}
-	choose_split(&j, threads);
-	j.scratch_bytes = carve(&j, NULL, NULL);
+	return j;
+}
 
-	const int64_t items = j.tq * j.n_hblk * j.n_split;
-	const int64_t partial = j.n_split > 1 ? j.tq * j.n_split * j.hq * (j.dv + 2) * (int64_t)sizeof(float) : 0;
-	const size_t bytes = (size_t)(threads * j.scratch_bytes + partial);
+/* Splits the work over seq[0 .. n_seq) and runs it. */
+static gllmk_status run_job(struct cpu_state *s, const char *fn, struct attn_job *j, struct attn_seq *seq,
+			    float max_bias)
+{
+	const int threads = cpu_pool_threads(s->pool);
+	int64_t parts = 0;
+
+	j->seq = seq;
+	for (int64_t i = 0; i < j->n_seq; i++)
+		seq_range(j, &seq[i]);
+	choose_split(j, seq, threads);
+	j->scratch_bytes = carve(j, NULL, NULL);
+	for (int64_t i = 0; i < j->n_seq; i++)
+		parts += seq[i].n_split > 1 ? seq[i].tq * seq[i].n_split : 0;
+
+	const int64_t partial = parts * j->hq * (j->dv + 2) * (int64_t)sizeof(float);
+	const int64_t slopes = max_bias > 0.0f ? round64(j->hq * (int64_t)sizeof(float)) : 0;
+	const size_t bytes = (size_t)(threads * j->scratch_bytes + slopes + partial);
 	char *buf = aligned_alloc(64, (size_t)round64((int64_t)bytes));
 
 	if (!buf)
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_attention: %zu bytes of scratch", bytes);
-	j.scratch = buf;
-	j.partial = (float *)(buf + threads * j.scratch_bytes);
-	cpu_pool_run(s->pool, items, 1, attend_task, &j);
-	if (j.n_split > 1)
-		cpu_pool_run(s->pool, j.tq * j.hq, 1, merge_task, &j);
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s: %zu bytes of scratch", fn, bytes);
+	j->scratch = buf;
+	if (slopes) {
+		alibi_slopes((float *)(buf + threads * j->scratch_bytes), j->hq, max_bias);
+		j->slopes = (const float *)(buf + threads * j->scratch_bytes);
+	}
+	j->partial = (float *)(buf + threads * j->scratch_bytes + slopes);
+	cpu_pool_run(s->pool, j->items, 1, attend_task, j);
+	if (j->n_merge > 0)
+		cpu_pool_run(s->pool, j->n_merge * j->hq, 1, merge_task, j);
 	free(buf);
 	return GLLMK_OK;
+}
+
+/* Every page the first kv_len tokens use must name a block of the cache. */
+static gllmk_status check_pages(struct cpu_state *s, const char *fn, const char *what, const int32_t *bt,
+				int64_t kv_len, int64_t page, int64_t n_blocks)
+{
+	const int64_t pages = (kv_len + page - 1) / page;
+
+	for (int64_t p = 0; p < pages; p++)
+		if (bt[p] < 0 || bt[p] >= n_blocks)
+			return s->host->set_error(GLLMK_E_BOUNDS, "%s: %s%lld] = %d outside the cache's %lld blocks", fn,
+						  what, (long long)p, bt[p], (long long)n_blocks);
+	return GLLMK_OK;
+}
+
+/* attention and attention_ext: one sequence, contiguous or paged. */
+static gllmk_status attention_one(struct cpu_state *s, const char *fn, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v,
+				  gllmk_t mask, gllmk_t block_table, gllmk_t sinks,
+				  const gllmk_attention_ext_params *p)
+{
+	const int paged = block_table != NULL;
+	struct attn_job j = job_of(s, out, q, k, v, mask, sinks, p, paged);
+	struct attn_seq seq = {
+		.tq = q->shape[0],
+		.kv_len = p->kv_len > 0 ? p->kv_len : k->shape[0],
+		.bt = paged ? gllmk_tensor_host(block_table) : NULL,
+	};
+
+	if (paged) {
+		gllmk_status st = check_pages(s, fn, "block_table[", seq.bt, seq.kv_len, j.page, k->shape[0]);
+
+		if (st != GLLMK_OK)
+			return st;
+	}
+	j.n_seq = 1;
+	return run_job(s, fn, &j, &seq, p->max_bias);
+}
+
+gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
+			   const gllmk_attention_params *p)
+{
+	const gllmk_attention_ext_params ext = {
+		.struct_size = sizeof(ext), .scale = p->scale, .causal = p->causal != 0, .kv_len = p->kv_len,
+	};
+
+	return attention_one(st, "gllmk_attention", out, q, k, v, mask, block_table, NULL, &ext);
+}
+
+gllmk_status cpu_attention_ext(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+			       gllmk_t block_table, gllmk_t sinks, const gllmk_attention_ext_params *p)
+{
+	return attention_one(st, "gllmk_attention_ext", out, q, k, v, mask, block_table, sinks, p);
+}
+
+/* varlen's index data (SPEC/OPERATORS.md): cu_q starts at 0, never
+ * decreases and ends at the row count; each kv_len fits its block table
+ * row and the mask; each used page names a block. */
+static gllmk_status check_varlen(struct cpu_state *s, const struct attn_seq *seq, int64_t n_seq, const int32_t *cu,
+				 gllmk_t q, gllmk_t k, gllmk_t block_tables, gllmk_t mask)
+{
+	static const char fn[] = "gllmk_attention_varlen";
+	const int64_t rows = q->shape[0], page = k->shape[1], cap = block_tables->shape[1] * page;
+
+	if (cu[0] != 0)
+		return s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[0] = %d (must be 0)", fn, cu[0]);
+	for (int64_t i = 0; i < n_seq; i++) {
+		char what[64];
+
+		if (cu[i + 1] < cu[i] || cu[i + 1] > rows)
+			return s->host->set_error(GLLMK_E_BOUNDS,
+						  "%s: cu_q[%lld] = %d outside [cu_q[%lld] = %d, %lld] (sequence %lld's query rows)",
+						  fn, (long long)i + 1, cu[i + 1], (long long)i, cu[i], (long long)rows,
+						  (long long)i);
+		if (seq[i].kv_len < 0 || seq[i].kv_len > cap)
+			return s->host->set_error(GLLMK_E_BOUNDS,
+						  "%s: kv_len[%lld] = %lld outside [0, P·B = %lld] (sequence %lld)", fn,
+						  (long long)i, (long long)seq[i].kv_len, (long long)cap, (long long)i);
+		if (mask && seq[i].kv_len > mask->shape[1])
+			return s->host->set_error(GLLMK_E_BOUNDS,
+						  "%s: mask.shape[1] = %lld < kv_len[%lld] = %lld (sequence %lld)", fn,
+						  (long long)mask->shape[1], (long long)i, (long long)seq[i].kv_len,
+						  (long long)i);
+		snprintf(what, sizeof(what), "sequence %lld: block_tables[%lld, ", (long long)i, (long long)i);
+		if (check_pages(s, fn, what, seq[i].bt, seq[i].kv_len, page, k->shape[0]) != GLLMK_OK)
+			return GLLMK_E_BOUNDS;
+	}
+	if (cu[n_seq] != rows)
+		return s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[%lld] = %d but q holds %lld rows (sum Tq)", fn,
+					  (long long)n_seq, cu[n_seq], (long long)rows);
+	return GLLMK_OK;
+}
+
+gllmk_status cpu_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
+				  gllmk_t cu_q, gllmk_t kv_len, gllmk_t block_tables, gllmk_t sinks,
+				  const gllmk_attention_ext_params *p)
+{
+	struct cpu_state *s = st;
+	struct attn_job j = job_of(s, out, q, k, v, mask, sinks, p, 1);
+	const int32_t *cu = gllmk_tensor_host(cu_q), *len = gllmk_tensor_host(kv_len);
+	const char *bt = gllmk_tensor_host(block_tables);
+	struct attn_seq *seq;
+	gllmk_status status;
+
+	j.n_seq = kv_len->shape[0];
+	seq = calloc((size_t)j.n_seq, sizeof(*seq));
+	if (!seq)
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_attention_varlen: %lld sequences",
+					  (long long)j.n_seq);
+	for (int64_t i = 0; i < j.n_seq; i++)
+		seq[i] = (struct attn_seq){ .q0 = cu[i], .tq = cu[i + 1] - cu[i], .kv_len = len[i],
+					    .bt = (const int32_t *)(bt + i * block_tables->stride[0]) };
+	status = check_varlen(s, seq, j.n_seq, cu, q, k, block_tables, mask);
+	if (status == GLLMK_OK)
+		status = run_job(s, "gllmk_attention_varlen", &j, seq, p->max_bias);
+	free(seq);
+	return status;
 }

@@ -42,6 +42,9 @@ CONF_GROUP_EXTERN(quant);
 #ifdef CONF_HAVE_ATTENTION
 CONF_GROUP_EXTERN(attention);
 #endif
+#ifdef CONF_HAVE_ATTENTION_EXT
+CONF_GROUP_EXTERN(attention_ext);
+#endif
 #ifdef CONF_HAVE_GGML_VECTORS
 CONF_GROUP_EXTERN(ggml_vectors);
 #endif
@@ -81,6 +84,9 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_ATTENTION
 	GROUP(attention),
+#endif
+#ifdef CONF_HAVE_ATTENTION_EXT
+	GROUP(attention_ext),
 #endif
 #ifdef CONF_HAVE_GGML_VECTORS
 	GROUP(ggml_vectors),

@@ -153,4 +153,20 @@ static inline void store_u16_n(uint16_t *p, uint16x4_t v, int64_t n)
 #define vi_narrow_u16(p, v) vst1_u16((p), vmovn_u32(vreinterpretq_u32_s32(v)))
 #define vi_narrow_u16_n(p, v, n) store_u16_n((p), vmovn_u32(vreinterpretq_u32_s32(v)), (n))
 
+/* VEC_WIDTH (4) bytes widened to 32-bit lanes (quant blocks in attention's
+ * KV): one 32-bit load (memcpy: any alignment), then two widenings. */
+static inline uint8x8_t load_u8x4(const void *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return vreinterpret_u8_u32(vdup_n_u32(w));
+}
+
+#define vi_widen_i8(p) vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_u8(load_u8x4(p)))))
+#define vi_widen_u8(p) vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(load_u8x4(p)))))
+#define vi_to_vf(a) vcvtq_f32_s32(a)
+/* Every lane the f16 value h (a block's scale). */
+#define vf_set1_f16(h) f16_as_f32(vdup_n_u16(h))
+
 #endif

@@ -1,11 +1,12 @@
 /* The attention inner loops, written once against simd.h and compiled
  * like rows_simd.c: into avx2_* (AVX2 + FMA + F16C), avx512_* (AVX-512
- * F/BW/VL/DQ) and neon_* (AdvSIMD). f16 K and V rows are converted in
- * registers (vcvtph2ps, fcvtl) instead of being decoded to a buffer first.
+ * F/BW/VL/DQ) and neon_* (AdvSIMD). f16, bf16, q8_0 and q4_0 K and V rows
+ * are converted in registers (vcvtph2ps, fcvtl, a shift, widened bytes
+ * times the block's scale) instead of being decoded to a buffer first.
  * Contracts: cpu_kernels.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
  * loop runs whole vectors, then one masked partial vector: no access past n.
  *
- * The chunk kernels (attn[f32], attn[f16]) work on a chunk of tokens for
+ * The chunk kernels (attn[f32, f16, bf16, q8_0, q4_0]) work on a chunk of tokens for
  * the query heads of one GQA group, so that each K or V element is loaded
  * and converted once per group instead of once per query head:
  *   scores: a block of hb heads × VEC_WIDTH/hb tokens keeps VEC_WIDTH dot
@@ -18,6 +19,8 @@
  * The blocks are always_inline with constant sizes, so the compiler keeps
  * the tiles in registers.
  */
+#include <string.h>
+
 #include "attn_simd.h"
 #include "simd.h"
 
@@ -112,14 +115,69 @@ static ALWAYS_INLINE vf sum_lanes(const vf *v)
 #endif
 }
 
-/* Elements e .. e + m of a K or V row (m <= VEC_WIDTH; m < VEC_WIDTH
- * reads only m). */
-static ALWAYS_INLINE vf load_kv(int f16, const void *row, int64_t e, int64_t m)
+/* How a K or V row is stored: the chunk kernels are instantiated once per
+ * kind, so every switch below folds away. */
+enum kv_kind {
+	KV_F32,
+	KV_F16,
+	KV_BF16,
+	KV_Q8_0,        /* blocks of 32: f16 d, 32 int8;  x = d·q */
+	KV_Q4_0,        /* blocks of 32: f16 d, 16 bytes; x = d·(nibble − 8), element j < 16 in
+			 * byte j's low nibble, j >= 16 in byte j − 16's high one */
+};
+
+/* Bytes of a row of n elements (n a multiple of 32 for the block kinds). */
+static ALWAYS_INLINE int64_t kv_row_bytes(int kind, int64_t n)
 {
-	if (f16)
+	switch (kind) {
+	case KV_F32:
+		return n * 4;
+	case KV_Q8_0:
+		return n / 32 * 34;
+	case KV_Q4_0:
+		return n / 32 * 18;
+	default:
+		return n * 2;
+	}
+}
+
+static ALWAYS_INLINE uint16_t load_u16(const uint8_t *p)
+{
+	uint16_t h;
+
+	memcpy(&h, p, sizeof(h));
+	return h;
+}
+
+/* Elements e .. e + m of a K or V row (m <= VEC_WIDTH; m < VEC_WIDTH
+ * reads only m), decoded in registers. A block kind's rows are whole
+ * blocks (D a multiple of 32, which VEC_WIDTH divides), so its vectors
+ * never straddle a block and m is always VEC_WIDTH. */
+static ALWAYS_INLINE vf load_kv(int kind, const void *row, int64_t e, int64_t m)
+{
+	const uint8_t *blk;
+
+	switch (kind) {
+	case KV_F16:
 		return m == VEC_WIDTH ? vf_load_f16((const uint16_t *)row + e)
 				      : vf_load_f16_n((const uint16_t *)row + e, m);
-	return m == VEC_WIDTH ? vf_load((const float *)row + e) : vf_load_n((const float *)row + e, m);
+	case KV_BF16:
+		return m == VEC_WIDTH ? vf_load_bf16((const uint16_t *)row + e)
+				      : vf_load_bf16_n((const uint16_t *)row + e, m);
+	case KV_Q8_0:
+		blk = (const uint8_t *)row + e / 32 * 34;
+		return vf_mul(vf_set1_f16(load_u16(blk)), vi_to_vf(vi_widen_i8((const int8_t *)blk + 2 + e % 32)));
+	case KV_Q4_0: {
+		vi b;
+
+		blk = (const uint8_t *)row + e / 32 * 18;
+		b = vi_widen_u8(blk + 2 + e % 16);
+		b = e % 32 < 16 ? vi_and(b, vi_set1(15)) : vi_srli(b, 4);
+		return vf_mul(vf_set1_f16(load_u16(blk)), vi_to_vf(vi_sub(b, vi_set1(8))));
+	}
+	default:
+		return m == VEC_WIDTH ? vf_load((const float *)row + e) : vf_load_n((const float *)row + e, m);
+	}
 }
 
 /* The lines still to prefetch of rows pf[0 .. npf), in address order, so
@@ -155,14 +213,14 @@ static ALWAYS_INLINE int64_t lines_per_step(const struct pf_cursor *c, int64_t s
 }
 
 /* One vector step of a scores block: elements e .. e + m of every dot. */
-static ALWAYS_INLINE void dot_step(int f16, int hb, vf *acc, const float *q, int64_t qs, const void *const *row,
+static ALWAYS_INLINE void dot_step(int kind, int hb, vf *acc, const float *q, int64_t qs, const void *const *row,
 				   int64_t e, int64_t m)
 {
 	const int tb = VEC_WIDTH / hb;
 	vf kv[VEC_WIDTH];
 
 	for (int t = 0; t < tb; t++)
-		kv[t] = load_kv(f16, row[t], e, m);
+		kv[t] = load_kv(kind, row[t], e, m);
 	for (int h = 0; h < hb; h++) {
 		const vf qv = m == VEC_WIDTH ? vf_load(q + h * qs + e) : vf_load_n(q + h * qs + e, m);
 
@@ -172,13 +230,13 @@ static ALWAYS_INLINE void dot_step(int f16, int hb, vf *acc, const float *q, int
 }
 
 /* Scores of hb heads × the nt (<= VEC_WIDTH/hb) tokens k[0..nt). */
-static ALWAYS_INLINE void scores_block(int f16, int hb, float *s, int64_t ss, const float *q, int64_t qs,
+static ALWAYS_INLINE void scores_block(int kind, int hb, float *s, int64_t ss, const float *q, int64_t qs,
 				       const void *const *k, int64_t nt, int64_t d, const void *const *pf,
 				       int64_t npf)
 {
 	const int tb = VEC_WIDTH / hb;
 	const int64_t steps = (d + VEC_WIDTH - 1) / VEC_WIDTH;
-	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = d * (f16 ? 2 : 4) };
+	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = kv_row_bytes(kind, d) };
 	const int64_t per_step = lines_per_step(&pc, steps);
 	const void *row[VEC_WIDTH];
 	vf acc[VEC_WIDTH];
@@ -190,11 +248,11 @@ static ALWAYS_INLINE void scores_block(int f16, int hb, float *s, int64_t ss, co
 		acc[i] = vf_zero();
 	for (; e + VEC_WIDTH <= d; e += VEC_WIDTH) {
 		prefetch_lines(&pc, per_step);
-		dot_step(f16, hb, acc, q, qs, row, e, VEC_WIDTH);
+		dot_step(kind, hb, acc, q, qs, row, e, VEC_WIDTH);
 	}
 	if (e < d) {
 		prefetch_lines(&pc, per_step);
-		dot_step(f16, hb, acc, q, qs, row, e, d - e);
+		dot_step(kind, hb, acc, q, qs, row, e, d - e);
 	}
 	prefetch_lines(&pc, INT64_MAX);         /* what misalignment left */
 
@@ -220,7 +278,7 @@ static ALWAYS_INLINE void scores_block(int f16, int hb, float *s, int64_t ss, co
 
 /* The prefetches of pf[0 .. npf) go with the blocks of tokens, the last
  * block taking what is left. */
-static ALWAYS_INLINE void scores_heads(int f16, int hb, float *s, int64_t ss, const float *q, int64_t qs,
+static ALWAYS_INLINE void scores_heads(int kind, int hb, float *s, int64_t ss, const float *q, int64_t qs,
 				       const void *const *k, int64_t n, int64_t d, const void *const *pf,
 				       int64_t npf)
 {
@@ -231,13 +289,13 @@ static ALWAYS_INLINE void scores_heads(int f16, int hb, float *s, int64_t ss, co
 		const int64_t first = t < npf ? t : npf;
 		const int64_t last = t + nt >= n ? npf : t + nt < npf ? t + nt : npf;
 
-		scores_block(f16, hb, s + t, ss, q, qs, k + t, nt, d, pf + first, last - first);
+		scores_block(kind, hb, s + t, ss, q, qs, k + t, nt, d, pf + first, last - first);
 	}
 }
 
 /* acc[h][e0 .. e0 + (nv - 1)·VEC_WIDTH + m) += Σ_t p[h][t]·v_t[..] for hb
  * heads: the tile stays in registers over the n tokens. */
-static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *acc, int64_t as, const float *p,
+static ALWAYS_INLINE void accum_tile(int kind, int hb, int nv, int64_t m, float *acc, int64_t as, const float *p,
 				     int64_t ps, const void *const *v, int64_t n, int64_t e0, struct pf_cursor *pc,
 				     int64_t per_step)
 {
@@ -254,7 +312,7 @@ static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *
 
 		prefetch_lines(pc, per_step);
 		for (int j = 0; j < nv; j++)
-			x[j] = load_kv(f16, v[t], e0 + j * VEC_WIDTH, j < nv - 1 ? VEC_WIDTH : m);
+			x[j] = load_kv(kind, v[t], e0 + j * VEC_WIDTH, j < nv - 1 ? VEC_WIDTH : m);
 		for (int h = 0; h < hb; h++) {
 			const vf w = vf_set1(p[h * ps + t]);
 
@@ -275,71 +333,74 @@ static ALWAYS_INLINE void accum_tile(int f16, int hb, int nv, int64_t m, float *
 
 /* The prefetches of pf[0 .. npf) are spread in address order over the
  * tiles' token steps. */
-static ALWAYS_INLINE void accum_heads(int f16, int hb, float *acc, int64_t as, const float *p, int64_t ps,
+static ALWAYS_INLINE void accum_heads(int kind, int hb, float *acc, int64_t as, const float *p, int64_t ps,
 				      const void *const *v, int64_t n, int64_t dv, const void *const *pf,
 				      int64_t npf)
 {
 	const int64_t tw = ACC_VECS * VEC_WIDTH;
 	const int64_t tiles = dv / tw + dv % tw / VEC_WIDTH + (dv % VEC_WIDTH != 0);
-	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = dv * (f16 ? 2 : 4) };
+	struct pf_cursor pc = { .row = pf, .left = npf, .bytes = kv_row_bytes(kind, dv) };
 	const int64_t per_step = lines_per_step(&pc, tiles * n);
 	int64_t e = 0;
 
 	for (; e + tw <= dv; e += tw)
-		accum_tile(f16, hb, ACC_VECS, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
+		accum_tile(kind, hb, ACC_VECS, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
 	for (; e + VEC_WIDTH <= dv; e += VEC_WIDTH)
-		accum_tile(f16, hb, 1, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
+		accum_tile(kind, hb, 1, VEC_WIDTH, acc, as, p, ps, v, n, e, &pc, per_step);
 	if (e < dv)
-		accum_tile(f16, hb, 1, dv - e, acc, as, p, ps, v, n, e, &pc, per_step);
+		accum_tile(kind, hb, 1, dv - e, acc, as, p, ps, v, n, e, &pc, per_step);
 	prefetch_lines(&pc, INT64_MAX);         /* what misalignment left */
 }
 
 /* One pass of a chunk kernel over hb heads: scores (out = s, in = q) or
  * accum (out = acc, in = p); the two have the same shape. */
-static ALWAYS_INLINE void heads_pass(int f16, int accum, int hb, float *out, int64_t os, const float *in,
+static ALWAYS_INLINE void heads_pass(int kind, int accum, int hb, float *out, int64_t os, const float *in,
 				     int64_t is, const void *const *rows, int64_t n, int64_t len,
 				     const void *const *pf, int64_t npf)
 {
 	if (accum)
-		accum_heads(f16, hb, out, os, in, is, rows, n, len, pf, npf);
+		accum_heads(kind, hb, out, os, in, is, rows, n, len, pf, npf);
 	else
-		scores_heads(f16, hb, out, os, in, is, rows, n, len, pf, npf);
+		scores_heads(kind, hb, out, os, in, is, rows, n, len, pf, npf);
 }
 
 /* The heads [0, nh) in blocks of 4, then 2, then 1 (hb a constant in each
  * pass, so that its tiles stay in registers). The first pass over the
  * tokens prefetches, the others reread the same rows. */
-static ALWAYS_INLINE void chunk_kernel(int f16, int accum, float *out, int64_t os, const float *in, int64_t is,
+static ALWAYS_INLINE void chunk_kernel(int kind, int accum, float *out, int64_t os, const float *in, int64_t is,
 				       int64_t nh, const void *const *rows, int64_t n, int64_t len,
 				       const void *const *pf, int64_t npf)
 {
 	int64_t h = 0;
 
 	for (; h + 4 <= nh; h += 4, npf = 0)
-		heads_pass(f16, accum, 4, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+		heads_pass(kind, accum, 4, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
 	if (h + 2 <= nh) {
-		heads_pass(f16, accum, 2, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+		heads_pass(kind, accum, 2, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
 		h += 2;
 		npf = 0;
 	}
 	if (h < nh)
-		heads_pass(f16, accum, 1, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
+		heads_pass(kind, accum, 1, out + h * os, os, in + h * is, is, rows, n, len, pf, npf);
 }
 
-/* The exported kernels: one per dtype, the flag folded at compile time. */
-#define ATTN_CHUNK_KERNELS(dt, f16)                                                                         \
+/* The exported kernels: one per dtype, the kind folded at compile time. */
+#define ATTN_CHUNK_KERNELS(dt, kind)                                                                         \
 	void SIMD_FN(attn_scores_##dt)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh,           \
 				      const void *const *k, int64_t n, int64_t d, const void *const *pf,       \
 				      int64_t npf)                                                            \
 	{                                                                                                   \
-		chunk_kernel(f16, 0, s, ss, q, qs, nh, k, n, d, pf, npf);                                   \
+		chunk_kernel(kind, 0, s, ss, q, qs, nh, k, n, d, pf, npf);                                   \
 	}                                                                                                   \
 	void SIMD_FN(attn_accum_##dt)(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh,          \
 				     const void *const *v, int64_t n, int64_t dv, const void *const *pf,      \
 				     int64_t npf)                                                             \
 	{                                                                                                   \
-		chunk_kernel(f16, 1, acc, as, p, ps, nh, v, n, dv, pf, npf);                                \
+		chunk_kernel(kind, 1, acc, as, p, ps, nh, v, n, dv, pf, npf);                                \
 	}
 
-ATTN_CHUNK_KERNELS(f32, 0)
-ATTN_CHUNK_KERNELS(f16, 1)
+ATTN_CHUNK_KERNELS(f32, KV_F32)
+ATTN_CHUNK_KERNELS(f16, KV_F16)
+ATTN_CHUNK_KERNELS(bf16, KV_BF16)
+ATTN_CHUNK_KERNELS(q8_0, KV_Q8_0)
+ATTN_CHUNK_KERNELS(q4_0, KV_Q4_0)

@@ -21,7 +21,10 @@
 	void isa##_axpy_f16(float *y, float a, const uint16_t *x, int64_t n);          \
 	float isa##_dot_f32_f16(int64_t n, const float *a, const uint16_t *b);         \
 	SIMD_ATTN_CHUNK_DECLARE(isa, f32)                                               \
-	SIMD_ATTN_CHUNK_DECLARE(isa, f16)
+	SIMD_ATTN_CHUNK_DECLARE(isa, f16)                                               \
+	SIMD_ATTN_CHUNK_DECLARE(isa, bf16)                                              \
+	SIMD_ATTN_CHUNK_DECLARE(isa, q8_0)                                              \
+	SIMD_ATTN_CHUNK_DECLARE(isa, q4_0)
 
 SIMD_ATTN_DECLARE(avx2)
 SIMD_ATTN_DECLARE(avx512)
@@ -32,7 +35,10 @@ SIMD_ATTN_DECLARE(neon)
 	.axpy_f16 = isa##_axpy_f16,                                                    \
 	.dot_f32_f16 = isa##_dot_f32_f16,                                              \
 	.attn[GLLMK_F32] = { isa##_attn_scores_f32, isa##_attn_accum_f32 },            \
-	.attn[GLLMK_F16] = { isa##_attn_scores_f16, isa##_attn_accum_f16 }
+	.attn[GLLMK_F16] = { isa##_attn_scores_f16, isa##_attn_accum_f16 },           \
+	.attn[GLLMK_BF16] = { isa##_attn_scores_bf16, isa##_attn_accum_bf16 },        \
+	.attn[GLLMK_Q8_0] = { isa##_attn_scores_q8_0, isa##_attn_accum_q8_0 },        \
+	.attn[GLLMK_Q4_0] = { isa##_attn_scores_q4_0, isa##_attn_accum_q4_0 }
 
 #define AVX2_ATTN_KERNELS SIMD_ATTN_KERNELS(avx2)
 #define AVX512_ATTN_KERNELS SIMD_ATTN_KERNELS(avx512)

@@ -130,6 +130,21 @@ static inline void vi_narrow_u16_n(uint16_t *p, vi v, int64_t n)
 	_mm512_mask_cvtepi32_storeu_epi16(p, vf_tail_mask(n), v);
 }
 
+/* VEC_WIDTH bytes widened to 32-bit lanes (quant blocks in attention's KV). */
+static inline vi vi_widen_i8(const int8_t *p)
+{
+	return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+
+static inline vi vi_widen_u8(const uint8_t *p)
+{
+	return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+
+#define vi_to_vf(a) _mm512_cvtepi32_ps(a)
+/* Every lane the f16 value h (a block's scale). */
+#define vf_set1_f16(h) _mm512_set1_ps(_cvtsh_ss(h))
+
 /* Lanes below n from a, the others from b. */
 #define vf_first_n(n, a, b) _mm512_mask_blend_ps(vf_tail_mask(n), (b), (a))
 /* (v0, v1, v2, v3, ...) -> (v1, v0, v3, v2, ...) */
@@ -265,6 +280,21 @@ static inline vi vi_widen_u16_n(const uint16_t *p, int64_t n)
 {
 	return _mm256_cvtepu16_epi32(load_u16_n(p, n));
 }
+
+/* VEC_WIDTH bytes widened to 32-bit lanes (quant blocks in attention's KV). */
+static inline vi vi_widen_i8(const int8_t *p)
+{
+	return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+
+static inline vi vi_widen_u8(const uint8_t *p)
+{
+	return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+
+#define vi_to_vf(a) _mm256_cvtepi32_ps(a)
+/* Every lane the f16 value h (a block's scale). */
+#define vf_set1_f16(h) _mm256_set1_ps(_cvtsh_ss(h))
 
 /* Values are < 2^16, so the unsigned saturating pack is exact. */
 static inline __m128i narrow_u16(vi v)
