@@ -202,20 +202,31 @@ def matmul(x, m, name):
     return y if b is None else y + b
 
 
-class Cache:
-    """The K/V cache. gllmk-run keeps it in f16 (SPEC/RUN.md: "convert(k, v) to f16"),
-    so rounding K and V to float16 is part of the computation being defined, not an
-    approximation of it: the reference rounds them too, and everything else stays
-    float64."""
+def kv_round(a, kv_type):
+    """K or V [T, H, D] as gllmk-run's cache holds them (gllmk_kv_store): f16, or
+    ggml's q8_0 / q4_0 blocks along D (gguf's quantize, from the f32 values gllmk
+    computes), decoded back."""
+    if kv_type == "F16":
+        return a.astype(np.float16).astype(np.float64)
+    qtype = gguf.GGMLQuantizationType[kv_type]
+    rows = a.reshape(-1, a.shape[-1]).astype(np.float32)
+    return np.asarray(quants.dequantize(quants.quantize(rows, qtype), qtype), np.float64).reshape(a.shape)
 
-    def __init__(self, hp):
+
+class Cache:
+    """The K/V cache. gllmk-run keeps it in f16 by default (SPEC/RUN.md: "K/V cache
+    rows = kv_store(k, v)"), or q8_0 / q4_0 with --kv-type, so rounding K and V to
+    that type is part of the computation being defined, not an approximation of it:
+    the reference rounds them too, and everything else stays float64."""
+
+    def __init__(self, hp, kv_type="F16"):
+        self.kv_type = kv_type
         self.k = [np.zeros((0, hp.n_head_kv, hp.head_dim)) for _ in range(hp.n_layer)]
         self.v = [np.zeros((0, hp.n_head_kv, hp.head_dim_v)) for _ in range(hp.n_layer)]
 
     def append(self, layer, k, v):
-        f16 = lambda a: a.astype(np.float16).astype(np.float64)  # noqa: E731
-        self.k[layer] = np.concatenate([self.k[layer], f16(k)])
-        self.v[layer] = np.concatenate([self.v[layer], f16(v)])
+        self.k[layer] = np.concatenate([self.k[layer], kv_round(k, self.kv_type)])
+        self.v[layer] = np.concatenate([self.v[layer], kv_round(v, self.kv_type)])
         return self.k[layer], self.v[layer]
 
 
@@ -254,16 +265,17 @@ def encode_like_ggml(x, qtype):
     return encode_q8_0(x) if gguf.GGML_QUANT_SIZES[qtype][0] == 32 else encode_q8_K(x)
 
 
-def logits(m, prompt, generated, encode=None):
+def logits(m, prompt, generated, encode=None, kv_type="F16"):
     """The logits gllmk-run --logits writes: one row per evaluated position, the P
     prompt tokens then the N - 1 generated tokens fed back (teacher forcing with the
     ids gllmk chose, so a near tie cannot make the two sequences diverge). One causal
     pass over all of them: the same numbers as gllmk-run's batches and decode steps.
-    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows)."""
+    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows);
+    `kv_type`: the cache's type, gllmk-run's --kv-type (F16, Q8_0, Q4_0)."""
     ids = list(prompt) + list(generated[:-1])
     m.encode_activations = encode
     try:
-        return forward(m, ids, 0, Cache(m.hp))
+        return forward(m, ids, 0, Cache(m.hp, kv_type))
     finally:
         m.encode_activations = None
 
@@ -372,6 +384,7 @@ def main():
     p.add_argument("--ids", help="prompt ids, comma-separated")
     p.add_argument("--generated", default="", help="generated ids (fed back but the last)")
     p.add_argument("--out", help="write float32 logits rows here (as gllmk-run --logits)")
+    p.add_argument("--kv-type", default="f16", choices=["f16", "q8_0", "q4_0"], help="as gllmk-run's")
     p.add_argument("--self-test", action="store_true")
     a = p.parse_args()
     if a.self_test:
@@ -379,7 +392,7 @@ def main():
     if not a.model or not a.ids:
         p.error("MODEL and --ids are needed")
     ids = lambda s: [int(t) for t in s.split(",") if t]  # noqa: E731
-    out = logits(Model(a.model), ids(a.ids), ids(a.generated) or [0])
+    out = logits(Model(a.model), ids(a.ids), ids(a.generated) or [0], kv_type=a.kv_type.upper())
     if a.out:
         out.astype("<f4").tofile(a.out)
     else:

@@ -17,7 +17,7 @@ struct run_state {
 	struct run_state_opts o;
 	gllmk_buffer *act;
 	uint64_t off[A_COUNT];
-	gllmk_buffer **kcache, **vcache; /* per layer: f16 [n_ctx, n_head_kv, head_dim(_v)] */
+	gllmk_buffer **kcache, **vcache; /* per layer: kv_type [n_ctx, n_head_kv, head_dim(_v)] */
 	int64_t last_rows;               /* logits rows of the last forward */
 	int32_t *pos_host;               /* n_batch positions, written per call */
 };
@@ -77,11 +77,26 @@ static uint64_t layout(struct run_state *s)
 	return at;
 }
 
+/* One layer's K (head_dim) or V (head_dim_v) cache: [n_ctx, n_head_kv, dim]. */
+static gllmk_tensor cache_view(const struct run_state *s, gllmk_buffer *b, int64_t dim)
+{
+	int64_t shape[3] = { s->o.n_ctx, s->m->hp.n_head_kv, dim };
+
+	return gllmk_tensor_make(b, 0, s->o.kv_type, 3, shape);
+}
+
 static int alloc_cache(struct run_state *s, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
-	uint64_t kb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim) * 2;
-	uint64_t vb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim_v) * 2;
+	uint64_t kb, vb;
+
+	/* block dtypes quantize along the head: whole blocks per head */
+	if (gllmk_dtype_row_bytes(s->o.kv_type, hp->head_dim, &kb) != GLLMK_OK ||
+	    gllmk_dtype_row_bytes(s->o.kv_type, hp->head_dim_v, &vb) != GLLMK_OK)
+		return run_fail(e, RUN_E_UNSUPPORTED, "--kv-type %s: the head sizes %lld/%lld are not whole blocks of it",
+				gllmk_dtype_name(s->o.kv_type), (long long)hp->head_dim, (long long)hp->head_dim_v);
+	kb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
+	vb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
 
 	s->kcache = calloc((size_t)hp->n_layer, sizeof(*s->kcache));
 	s->vcache = calloc((size_t)hp->n_layer, sizeof(*s->vcache));
@@ -160,8 +175,9 @@ static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return 0;
 }
 
-/* Rotates q and k, appends k and v to the f16 cache at rows pos..pos+T-1. */
-static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
+/* Rotates q and k, stores k and v in the cache at rows pos..pos+T-1 (the
+ * positions are the slots), encoded to its dtype. */
+static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
@@ -182,17 +198,15 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t po
 	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
+	gllmk_tensor v = act3(s, A_V, T, hp->n_head_kv, hp->head_dim_v);
 	gllmk_tensor p = ints(s, A_POS, T);
-	int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
-	int64_t ks[2] = { T, kw }, vs[2] = { T, vw };
-	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 2, ks);
-	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 2, vs);
-	gllmk_tensor k2 = act2(s, A_K, 0, T, kw), v2 = act2(s, A_V, 0, T, vw);
+	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
+
 
 	if (call(e, "gllmk_rope_ext (q)", il, gllmk_rope_ext(c, &q, &q, &p, ff, &rp)) ||
 	    call(e, "gllmk_rope_ext (k)", il, gllmk_rope_ext(c, &k, &k, &p, ff, &rp)) ||
-	    call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kc, &k2)) ||
-	    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vc, &v2)))
+	    call(e, "gllmk_kv_store (K)", il, gllmk_kv_store(c, &kc, &k, &p)) ||
+	    call(e, "gllmk_kv_store (V)", il, gllmk_kv_store(c, &vc, &v, &p)))
 		return e->status;
 	return 0;
 }
@@ -203,16 +217,18 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
-	int64_t ks[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim }, vs[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim_v };
-	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], 0, GLLMK_F16, 3, ks);
-	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], 0, GLLMK_F16, 3, vs);
+	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor att = act3(s, A_ATT, T, hp->n_head, hp->head_dim_v);
 	gllmk_tensor att2 = act2(s, A_ATT, 0, T, hp->n_head * hp->head_dim_v);
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), o = act2(s, A_H, 0, T, hp->n_embd);
 	gllmk_attention_params ap = { .causal = 1, .kv_len = (int32_t)(pos + T) };
+	gllmk_attention_ext_params xp = { .struct_size = sizeof(xp), .causal = 1, .kv_len = (int32_t)(pos + T) };
+	/* an f16 cache takes ABI 1.0's attention; block caches need attention_ext */
+	gllmk_status st = s->o.kv_type == GLLMK_F16 ? gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)
+						    : gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp);
 
-	if (call(e, "gllmk_attention", il, gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)) ||
+	if (call(e, s->o.kv_type == GLLMK_F16 ? "gllmk_attention" : "gllmk_attention_ext", il, st) ||
 	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)) ||
 	    call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o)))
 		return e->status;
@@ -244,7 +260,7 @@ static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct
 
 	if (call(e, "gllmk_rms_norm (attn_norm)", il, gllmk_rms_norm(s->ctx, &h, &x, &l->attn_norm, s->m->hp.eps)))
 		return e->status;
-	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, pos, e) || attend(s, l, il, T, pos, e) ||
+	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, e) || attend(s, l, il, T, pos, e) ||
 			       ffn(s, l, il, T, e)
 		       ? e->status
 		       : 0;

@@ -91,6 +91,7 @@ struct run_state;
 struct run_state_opts {
 	int64_t n_ctx;   /* KV cache tokens */
 	int64_t n_batch; /* most tokens per forward call */
+	gllmk_dtype kv_type; /* the K/V cache: f16, q8_0 or q4_0 */
 	bool all_logits; /* keep the logits of every position of a batch */
 };
 
