@@ -11,6 +11,7 @@ reading of the SPEC twice.
     reference.py --self-test                           checks of the reference itself
 """
 import argparse
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -340,6 +341,25 @@ def check_rope():
         want[..., ia], want[..., ib] = z.real, z.imag
         ok &= check(np.allclose(rope(x, pos, hp, neox), want, rtol=0, atol=1e-12),
                     f"rope {'neox' if neox else 'normal'} is a complex rotation, dims >= n_rot copied")
+    # rope_ext: factors divide the angle; YaRN (ext_factor 1): pairs up to lo keep the
+    # trained angle, pairs from hi on the interpolated one, all scaled by m
+    ff = np.array([1.0, 2.0, 8.0])
+    z = (x[..., [0, 2, 4]] + 1j * x[..., [1, 3, 5]]) * np.exp(1j * theta / ff)
+    want = x.copy()
+    want[..., [0, 2, 4]], want[..., [1, 3, 5]] = z.real, z.imag
+    ok &= check(np.allclose(rope(x, pos, hp, False, ff), want, rtol=0, atol=1e-12),
+                "rope_ext: freq_factors divide pair i's angle")
+    y = dataclasses.replace(hp, n_rot=64, rope_base=1e4, freq_scale=0.125, ext_factor=1.0, n_ctx_orig=512)
+    lo, hi = yarn_corr_dims(y)
+    # by hand: 64·ln(512 / (2π·32)) / (2·ln 1e4) = 3.25, 64·ln(512 / 2π) / (2·ln 1e4) = 15.3
+    ok &= check((lo, hi) == (3.0, 16.0), f"YaRN correction dims (3, 16) for n_ctx_orig 512, base 1e4: {(lo, hi)}")
+    xs = np.random.default_rng(2).standard_normal((1, 1, 64))
+    got, m = rope(xs, np.array([100.0]), y, True), 1 + 0.1 * np.log(8.0)
+    for i, scale in ((3, 1.0), (30, 0.125)):
+        th = 100.0 * scale * 1e4 ** (-2.0 * i / 64)
+        a, b = xs[0, 0, i], xs[0, 0, i + 32]
+        ok &= check(np.isclose(got[0, 0, i], m * (a * np.cos(th) - b * np.sin(th)), rtol=0, atol=1e-12),
+                    f"YaRN pair {i}: angle scaled by {scale}, magnitude {m:.4f}")
     return ok
 
 
