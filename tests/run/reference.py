@@ -215,8 +215,8 @@ def kv_round(a, kv_type):
 
 
 class Cache:
-    """The K/V cache. gllmk-run keeps it in f16 by default (SPEC/RUN.md: "K/V cache
-    rows = kv_store(k, v)"), or q8_0 / q4_0 with --kv-type, so rounding K and V to
+    """The K/V cache. gllmk-run keeps it in f16 by default (SPEC/RUN.md: "convert(k, v)
+    to f16"), or q8_0 / q4_0 with --kv-type, so rounding K and V to
     that type is part of the computation being defined, not an approximation of it:
     the reference rounds them too, and everything else stays float64."""
 

@@ -175,9 +175,40 @@ static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return 0;
 }
 
-/* Rotates q and k, stores k and v in the cache at rows pos..pos+T-1 (the
- * positions are the slots), encoded to its dtype. */
-static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, struct run_error *e)
+/* k and v into the cache rows pos..pos+T-1, encoded to its dtype. An f16
+ * cache takes one gllmk_convert per tensor into the rows: a contiguous
+ * append has no index data, where gllmk_kv_store's slots cost a GPU plugin
+ * a read back to check them before it writes (a stall per call on OpenCL
+ * and on Vulkan device-local memory). Block caches go through
+ * gllmk_kv_store, the positions as slots. */
+static int store_kv(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
+	gllmk_tensor v = act3(s, A_V, T, hp->n_head_kv, hp->head_dim_v);
+	gllmk_tensor p = ints(s, A_POS, T);
+
+	if (s->o.kv_type == GLLMK_F16) {
+		int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
+		gllmk_tensor kr = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 3, k.shape);
+		gllmk_tensor vr = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 3, v.shape);
+
+		if (call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kr, &k)) ||
+		    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vr, &v)))
+			return e->status;
+		return 0;
+	}
+	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
+
+	if (call(e, "gllmk_kv_store (K)", il, gllmk_kv_store(c, &kc, &k, &p)) ||
+	    call(e, "gllmk_kv_store (V)", il, gllmk_kv_store(c, &vc, &v, &p)))
+		return e->status;
+	return 0;
+}
+
+/* Rotates q and k, then stores k and v in the cache. */
+static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
@@ -198,17 +229,12 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, struct run
 	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
-	gllmk_tensor v = act3(s, A_V, T, hp->n_head_kv, hp->head_dim_v);
 	gllmk_tensor p = ints(s, A_POS, T);
-	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
-
 
 	if (call(e, "gllmk_rope_ext (q)", il, gllmk_rope_ext(c, &q, &q, &p, ff, &rp)) ||
-	    call(e, "gllmk_rope_ext (k)", il, gllmk_rope_ext(c, &k, &k, &p, ff, &rp)) ||
-	    call(e, "gllmk_kv_store (K)", il, gllmk_kv_store(c, &kc, &k, &p)) ||
-	    call(e, "gllmk_kv_store (V)", il, gllmk_kv_store(c, &vc, &v, &p)))
+	    call(e, "gllmk_rope_ext (k)", il, gllmk_rope_ext(c, &k, &k, &p, ff, &rp)))
 		return e->status;
-	return 0;
+	return store_kv(s, il, T, pos, e);
 }
 
 /* x += attention(q, K, V)·Woᵀ */
@@ -260,7 +286,7 @@ static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct
 
 	if (call(e, "gllmk_rms_norm (attn_norm)", il, gllmk_rms_norm(s->ctx, &h, &x, &l->attn_norm, s->m->hp.eps)))
 		return e->status;
-	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, e) || attend(s, l, il, T, pos, e) ||
+	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, pos, e) || attend(s, l, il, T, pos, e) ||
 			       ffn(s, l, il, T, e)
 		       ? e->status
 		       : 0;
