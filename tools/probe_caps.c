@@ -134,6 +134,34 @@ static gllmk_status try_rope(struct arena *a, const struct cap_arg *c)
 	return a->st ? a->st : gllmk_rope(a->ctx, y, x, p, &rp);
 }
 
+/* Llama 3.x frequency factors and YaRN together (rope_ext's every option). */
+static gllmk_status try_rope_ext(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t pos[3] = { 0, 1, 70000 };
+	const float ff[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1.5f, 2, 3, 4, 8, 8, 8, 8 };
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 2, 64));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 2, 64));
+	const gllmk_tensor *p = arena_new(a, GLLMK_I32, pos, SHAPE(3));
+	const gllmk_tensor *f = arena_new(a, GLLMK_F32, ff, SHAPE(16));
+	gllmk_rope_ext_params rp = {
+		.struct_size = sizeof(rp), .mode = c->variant, .n_rot = 32, .theta_base = 500000.0f,
+		.freq_scale = 0.25f, .ext_factor = 1.0f, .n_ctx_orig = 8192,
+	};
+
+	return a->st ? a->st : gllmk_rope_ext(a->ctx, y, x, p, f, &rp);
+}
+
+/* Three tokens, one skipped, into a paged cache of 4 blocks of 8 rows. */
+static gllmk_status try_kv_store(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t slots[3] = { 9, -1, 31 };
+	const gllmk_tensor *cache = arena_new(a, c->a, NULL, SHAPE(4, 8, 2, 64));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 2, 64));
+	const gllmk_tensor *s = arena_new(a, GLLMK_I32, slots, SHAPE(3));
+
+	return a->st ? a->st : gllmk_kv_store(a->ctx, cache, x, s);
+}
+
 /* variant 0: contiguous KV; 1: paged KV (4 blocks of 8 tokens) */
 static gllmk_status try_attention(struct arena *a, const struct cap_arg *c)
 {
@@ -290,6 +318,13 @@ static const struct cap_try cap_tries[] = {
 	{ "softmax", try_softmax, { 0 } },
 	{ "rope:normal", try_rope, { .variant = GLLMK_ROPE_NORMAL } },
 	{ "rope:neox", try_rope, { .variant = GLLMK_ROPE_NEOX } },
+	{ "rope_ext:normal", try_rope_ext, { .variant = GLLMK_ROPE_NORMAL } },
+	{ "rope_ext:neox", try_rope_ext, { .variant = GLLMK_ROPE_NEOX } },
+	{ "kv_store:f32", try_kv_store, { .a = GLLMK_F32 } },
+	{ "kv_store:f16", try_kv_store, { .a = GLLMK_F16 } },
+	{ "kv_store:bf16", try_kv_store, { .a = GLLMK_BF16 } },
+	{ "kv_store:q8_0", try_kv_store, { .a = GLLMK_Q8_0 } },
+	{ "kv_store:q4_0", try_kv_store, { .a = GLLMK_Q4_0 } },
 	{ "attention:f32", try_attention, { .a = GLLMK_F32 } },
 	{ "attention:f16", try_attention, { .a = GLLMK_F16 } },
 	{ "attention:paged-f16", try_attention, { .a = GLLMK_F16, .variant = 1 } },

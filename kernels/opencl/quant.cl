@@ -62,18 +62,8 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *tb, ulong t_off,
 #if QTYPE == DT_Q8_0
 #define QK 32
 #define QB 34
-static inline void encode(__global const float *x, gbytes *b)
-{
-	float amax = 0.0f;
-
-	for (int j = 0; j < QK; j++)
-		amax = fmax(amax, fabs(x[j]));
-	float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
-
-	vstore_half_rte(d, 0, (__global half *)b);
-	for (int j = 0; j < QK; j++)
-		b[2 + j] = (uchar)(char)round(x[j] * id);
-}
+#include "encode.h"
+#define encode encode_q8_0
 #elif QTYPE == DT_Q8_K
 #define QK 256
 #define QB 292

@@ -5,6 +5,7 @@
 #version 450
 #include "common.glsl"
 #include "dtypes.glsl"
+#include "encode.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -22,14 +23,6 @@ layout(push_constant) uniform Push {
 #define BLOCK_BYTES 292u
 #endif
 
-/* roundf: half away from zero */
-float round_away(float v)
-{
-	float t = trunc(v);
-	precise float f = abs(v - t);
-	return f >= 0.5 ? t + sign(v) : t;
-}
-
 void main()
 {
 	uint nb = p.n / QK;
@@ -41,29 +34,9 @@ void main()
 	uint y = row_addr(r, p.d1, p.d2, p.yo, p.ys0, p.ys1, p.ys2) + ib * BLOCK_BYTES;
 
 #if QTYPE == DT_Q8_0
-	float amax = 0.0;
-	for (uint j = 0u; j < QK; j++)
-		amax = max(amax, abs(LDF(b1, x + 4u * j)));
-	precise float d = amax / 127.0;
-	precise float id = d != 0.0 ? 1.0 / d : 0.0;
 	uint h[17];
-	h[0] = f2h_bits(floatBitsToUint(d));
-	for (uint j = 0u; j < 16u; j++) {
-		precise float v0 = LDF(b1, x + 8u * j) * id;
-		precise float v1 = LDF(b1, x + 8u * j + 4u) * id;
-		h[1u + j] = (uint(int(round_away(v0))) & 0xFFu) | ((uint(int(round_away(v1))) & 0xFFu) << 8);
-	}
-	uint i = 0u;
-	while (i < 17u) {
-		uint a = y + 2u * i;
-		if ((a & 3u) == 0u && i + 1u < 17u) {
-			b0.d[a >> 2] = h[i] | (h[i + 1u] << 16);
-			i += 2u;
-		} else {
-			st16_shared(a, h[i]);
-			i += 1u;
-		}
-	}
+	encode_q8_0(x, h);
+	store_halves(y, h, Q8_0_HALVES);
 #else
 	float amax = 0.0, vmax = 0.0;
 	for (uint j = 0u; j < QK; j++) {

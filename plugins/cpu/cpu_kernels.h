@@ -116,7 +116,7 @@ struct cpu_kernels {
 
 	/* --- quantization and matmul (indexed by gllmk_dtype) --- */
 	cpu_dequant_row_fn dequant_row[GLLMK_DTYPE_LIMIT]; /* every dtype but i32 */
-	cpu_quant_row_fn quant_row[GLLMK_DTYPE_LIMIT];     /* f32, f16, bf16, q8_0, q8_K */
+	cpu_quant_row_fn quant_row[GLLMK_DTYPE_LIMIT];     /* f32, f16, bf16, q4_0, q8_0, q8_K */
 	struct cpu_matmul_kernel matmul[GLLMK_DTYPE_LIMIT];
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;

@@ -55,6 +55,9 @@ gllmk_status cpu_rms_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, float eps);
 gllmk_status cpu_layer_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t b, float eps);
 gllmk_status cpu_softmax(void *st, gllmk_t y, gllmk_t x, gllmk_t mask, const gllmk_softmax_params *p);
 gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p);
+gllmk_status cpu_rope_ext(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t freq_factors,
+			  const gllmk_rope_ext_params *p);
+gllmk_status cpu_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots);
 gllmk_status cpu_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids);
 gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask,
 			   gllmk_t block_table, const gllmk_attention_params *p);
@@ -120,6 +123,8 @@ gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c);
 		.sigmoid = cpu_sigmoid,                              \
 		.clamp = cpu_clamp,                                  \
 		.softcap = cpu_softcap,                              \
+		.rope_ext = cpu_rope_ext,                            \
+		.kv_store = cpu_kv_store,                            \
 		.attention_ext = cpu_attention_ext,                  \
 		.attention_varlen = cpu_attention_varlen,            \
 	}

@@ -1,4 +1,12 @@
-/* rope: rotary position embedding, normal (GPT-J) and neox pairings.
+/* rope and rope_ext: rotary position embedding, normal (GPT-J) and neox
+ * pairings, with ggml's extensions (frequency factors, YaRN). gllmk_rope is
+ * rope_ext with the defaults: one path.
+ *
+ * Every extension only changes pair i's angular speed and the magnitude:
+ * the angle stays pos · w_i with
+ *   w_i = theta_base^(-2i/n_rot) / ff_i · (freq_scale · (1 - mix_i) + mix_i)
+ * (mix_i: YaRN's extrapolation share, rope_yarn.h), and cos, sin are scaled
+ * by mscale. So w_i is formed once per call and the rest is plain rope.
  *
  * Angles are computed in double: positions reach 10^5 and more, where a
  * float angle would already be off by a sizeable fraction of a radian.
@@ -11,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../rope_yarn.h"
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
 
@@ -25,12 +34,12 @@ struct rope_job {
 	const struct cpu_kernels *k;
 	const gllmk_tensor *y, *x;
 	const int32_t *pos;
-	const double *inv_freq;         /* theta_base^(-2i/n_rot), i < half */
+	const double *freq;             /* w_i: radians per position, i < half */
 	const double *step_c, *step_s;  /* cos, sin of one position's angle, per pair */
 	float *scratch;                 /* 4·half floats per thread: cos, sin */
 	double *angles;                 /* 2·half doubles per thread: cos, sin */
 	int64_t heads, d, half;         /* rows per token, row length, pairs */
-	double freq_scale;
+	double mscale;                  /* YaRN magnitude times attn_factor */
 	int neox;
 	int stream;                     /* rope is the nt twin: fence each piece */
 	cpu_rope_row_fn rope;
@@ -40,7 +49,7 @@ struct rope_job {
  * advance, one step on from the previous position's. */
 static void angles_at(const struct rope_job *j, int32_t pos, int advance, double *c, double *s)
 {
-	double p = (double)pos * j->freq_scale;
+	double p = (double)pos;
 
 	for (int64_t i = 0; i < j->half; i++) {
 		if (advance) {
@@ -49,24 +58,26 @@ static void angles_at(const struct rope_job *j, int32_t pos, int advance, double
 			c[i] = ci * j->step_c[i] - s[i] * j->step_s[i];
 			s[i] = s[i] * j->step_c[i] + ci * j->step_s[i];
 		} else {
-			c[i] = cos(p * j->inv_freq[i]);
-			s[i] = sin(p * j->inv_freq[i]);
+			c[i] = cos(p * j->freq[i]);
+			s[i] = sin(p * j->freq[i]);
 		}
 	}
 }
 
-/* The token's table in rope_row's layout: neox one cos and sin per pair;
- * normal each pair's cos twice and its sin as (−sin, +sin). */
+/* The token's table in rope_row's layout, scaled by mscale: neox one cos
+ * and sin per pair; normal each pair's cos twice and its sin as (−sin, +sin). */
 static void angle_table(const struct rope_job *j, const double *c, const double *s, float *cs, float *sn)
 {
 	for (int64_t i = 0; i < j->half; i++) {
+		float ci = (float)(c[i] * j->mscale), si = (float)(s[i] * j->mscale);
+
 		if (j->neox) {
-			cs[i] = (float)c[i];
-			sn[i] = (float)s[i];
+			cs[i] = ci;
+			sn[i] = si;
 		} else {
-			cs[2 * i] = cs[2 * i + 1] = (float)c[i];
-			sn[2 * i] = -(float)s[i];
-			sn[2 * i + 1] = (float)s[i];
+			cs[2 * i] = cs[2 * i + 1] = ci;
+			sn[2 * i] = -si;
+			sn[2 * i + 1] = si;
 		}
 	}
 }
@@ -97,7 +108,29 @@ static void rope_tokens(void *arg, int64_t begin, int64_t end, int tid)
 	cpu_stream_fence(j->stream);
 }
 
-gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p)
+/* Pair i's factor: 1 without freq_factors (1-D, so contiguous). */
+static double freq_factor(gllmk_t ff, int64_t i)
+{
+	return ff ? (double)((const float *)gllmk_tensor_host(ff))[i] : 1.0;
+}
+
+/* w_i for every pair, with one position's rotation (cos, sin of w_i). */
+static void pair_speeds(const gllmk_rope_ext_params *p, gllmk_t ff, int64_t n_rot, double *w, double *step_c,
+			double *step_s)
+{
+	const struct rope_yarn yarn = rope_yarn_of(p, (int)n_rot);
+
+	for (int64_t i = 0; i < n_rot / 2; i++) {
+		double mix = rope_yarn_mix(&yarn, i);
+		double inv_freq = pow((double)p->theta_base, -2.0 * (double)i / (double)n_rot) / freq_factor(ff, i);
+
+		w[i] = inv_freq * ((double)p->freq_scale * (1.0 - mix) + mix);
+		step_c[i] = cos(w[i]);
+		step_s[i] = sin(w[i]);
+	}
+}
+
+gllmk_status cpu_rope_ext(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t ff, const gllmk_rope_ext_params *p)
 {
 	const struct cpu_state *s = st;
 	int64_t tokens = pos->shape[0], d = cpu_row_len(x);
@@ -110,12 +143,12 @@ gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_r
 		.heads = cpu_rows(x) / tokens,
 		.d = d,
 		.half = n_rot / 2,
-		.freq_scale = p->freq_scale,
+		.mscale = rope_yarn_of(p, (int)n_rot).mscale,
 		.neox = p->mode == GLLMK_ROPE_NEOX,
 		.stream = cpu_stream_output(y),
 	};
 	int64_t per_token = j.heads * d;
-	/* inv_freq, step_c, step_s; then each thread's angles */
+	/* w, step_c, step_s; then each thread's angles */
 	double *freq = malloc((size_t)(3 + 2 * s->n_threads) * (size_t)(j.half + 1) * sizeof(double));
 	float *scratch = malloc((size_t)s->n_threads * (size_t)(4 * j.half + 1) * sizeof(float));
 
@@ -125,15 +158,11 @@ gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_r
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s rope: no memory for %lld angles", s->k->isa,
 					  (long long)j.half);
 	}
-	double *inv_freq = freq, *step_c = freq + j.half, *step_s = step_c + j.half;
+	double *step_c = freq + j.half, *step_s = step_c + j.half;
 
-	for (int64_t i = 0; i < j.half; i++) {
-		inv_freq[i] = pow((double)p->theta_base, -2.0 * (double)i / (double)n_rot);
-		step_c[i] = cos(j.freq_scale * inv_freq[i]);
-		step_s[i] = sin(j.freq_scale * inv_freq[i]);
-	}
+	pair_speeds(p, ff, n_rot, freq, step_c, step_s);
 	j.rope = CPU_WRITER(s->k, j.stream, rope_row);
-	j.inv_freq = inv_freq;
+	j.freq = freq;
 	j.step_c = step_c;
 	j.step_s = step_s;
 	j.angles = step_s + j.half;
@@ -142,4 +171,12 @@ gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_r
 	free(freq);
 	free(scratch);
 	return GLLMK_OK;
+}
+
+/* ABI 1.0's rope: rope_ext with the defaults. */
+gllmk_status cpu_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p)
+{
+	const gllmk_rope_ext_params q = rope_ext_of(p);
+
+	return cpu_rope_ext(st, y, x, pos, NULL, &q);
 }

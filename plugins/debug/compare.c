@@ -187,6 +187,7 @@ static double tolerance(const struct debug_call *c)
 	case DEBUG_OP_sample:
 	case DEBUG_OP_clamp:
 	case DEBUG_OP_top_k: /* values are moved, not computed */
+	case DEBUG_OP_kv_store: /* bit for bit as convert / quantize */
 		return 0.0;
 	case DEBUG_OP_add:
 	case DEBUG_OP_mul:
@@ -214,6 +215,8 @@ static double tolerance(const struct debug_call *c)
 		return ldexp(1, -16) + rt(row_len(c->user[1]));
 	case DEBUG_OP_rope:
 		return rope_tolerance(c);
+	case DEBUG_OP_rope_ext: /* rope's, with room for mscale (YaRN, attn_factor) up to 2 */
+		return 2 * rope_tolerance(c);
 	case DEBUG_OP_matmul:
 		return debug_dtype_is_float(c->user[2]->dtype) ? 1e-4 : 1e-2;
 	case DEBUG_OP_gemm:

@@ -185,6 +185,8 @@ gllmk_status ocl_rms_norm(void *st, ocl_t y, ocl_t x, ocl_t w, float eps);
 gllmk_status ocl_layer_norm(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t b, float eps);
 gllmk_status ocl_softmax(void *st, ocl_t y, ocl_t x, ocl_t mask, const gllmk_softmax_params *p);
 gllmk_status ocl_rope(void *st, ocl_t y, ocl_t x, ocl_t pos, const gllmk_rope_params *p);
+gllmk_status ocl_rope_ext(void *st, ocl_t y, ocl_t x, ocl_t pos, ocl_t freq_factors, const gllmk_rope_ext_params *p);
+gllmk_status ocl_kv_store(void *st, ocl_t cache, ocl_t x, ocl_t slots);
 gllmk_status ocl_attention(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,
 			   const gllmk_attention_params *p);
 gllmk_status ocl_attention_ext(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,

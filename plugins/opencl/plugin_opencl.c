@@ -119,6 +119,8 @@ static const gllmk_plugin_table ocl_table = {
 	.softcap      = ocl_softcap,
 	.attention_ext    = ocl_attention_ext,
 	.attention_varlen = ocl_attention_varlen,
+	.rope_ext     = ocl_rope_ext,
+	.kv_store     = ocl_kv_store,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)

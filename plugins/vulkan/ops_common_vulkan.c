@@ -49,6 +49,13 @@ uint64_t vk_groups(uint64_t items, uint32_t per_group)
 gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
 			       int32_t *value)
 {
+	return vk_find_bad_index_in(c, t, count, 0, limit, pos, value);
+}
+
+/* The same for indices allowed in [lo, limit) (kv_store's slots: -1 skips). */
+gllmk_status vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
+				  int64_t *pos, int32_t *value)
+{
 	struct vk_buf *b = t->buf->impl;
 	const int32_t *v;
 	int32_t *copy = NULL;
@@ -74,7 +81,7 @@ gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int6
 		v = copy;
 	}
 	for (uint64_t i = 0; !st && i < count; i++) {
-		if (v[i] < 0 || v[i] >= limit) {
+		if (v[i] < lo || v[i] >= limit) {
 			*pos = (int64_t)i;
 			*value = v[i];
 			break;

@@ -49,6 +49,8 @@ static const gllmk_plugin_table vk_table = {
 	.softcap      = vk_softcap,
 	.attention_ext    = vk_attention_ext,
 	.attention_varlen = vk_attention_varlen,
+	.rope_ext     = vk_rope_ext,
+	.kv_store     = vk_kv_store,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

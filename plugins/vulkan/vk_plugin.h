@@ -182,6 +182,9 @@ struct vk_view vk_view_of(struct vk_ctx *c, struct vk_call *call, int slot, cons
  * of count i32 at t outside [0, limit), as *pos (-1: none) and *value. */
 gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
 			       int32_t *value);
+/* The same with the allowed range [lo, limit). */
+gllmk_status vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
+				  int64_t *pos, int32_t *value);
 /* The -DSUBGROUP variant of a kernel where the device reduces in subgroups. */
 static inline enum vk_kernel vk_pick(const struct vk_ctx *c, enum vk_kernel plain, enum vk_kernel sg)
 {
@@ -214,6 +217,9 @@ gllmk_status vk_rms_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, float eps);
 gllmk_status vk_layer_norm(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t b, float eps);
 gllmk_status vk_softmax(void *st, gllmk_t y, gllmk_t x, gllmk_t mask, const gllmk_softmax_params *p);
 gllmk_status vk_rope(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, const gllmk_rope_params *p);
+gllmk_status vk_rope_ext(void *st, gllmk_t y, gllmk_t x, gllmk_t pos, gllmk_t freq_factors,
+			 const gllmk_rope_ext_params *p);
+gllmk_status vk_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots);
 gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids);
 gllmk_status vk_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
 			  const gllmk_attention_params *p);

@@ -53,6 +53,11 @@ CONF_GROUP_EXTERN(activation);
 #endif
 #ifdef CONF_HAVE_ROUTING
 CONF_GROUP_EXTERN(routing);
+#ifdef CONF_HAVE_ROPE_EXT
+CONF_GROUP_EXTERN(rope_ext);
+#endif
+#ifdef CONF_HAVE_KV_STORE
+CONF_GROUP_EXTERN(kv_store);
 #endif
 
 struct conf_group {
@@ -96,6 +101,11 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_ROUTING
 	GROUP(routing),
+#ifdef CONF_HAVE_ROPE_EXT
+	GROUP(rope_ext),
+#endif
+#ifdef CONF_HAVE_KV_STORE
+	GROUP(kv_store),
 #endif
 };
 

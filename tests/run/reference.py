@@ -11,6 +11,7 @@ reading of the SPEC twice.
     reference.py --self-test                           checks of the reference itself
 """
 import argparse
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -35,6 +36,12 @@ class HParams:
     eps: float
     rope_base: float
     freq_scale: float
+    # YaRN (rope.scaling.type yarn), SPEC/RUN.md; ext_factor 0 otherwise
+    ext_factor: float = 0.0
+    attn_factor: float = 1.0
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    n_ctx_orig: int = 0
 
 
 class Model:
@@ -62,9 +69,19 @@ class Model:
         n_head = int(self.value(a + "attention.head_count"))
         head_dim = int(self.value(a + "attention.key_length", n_embd // n_head))
         scaling = self.value(a + "rope.scaling.type", "none")
-        if scaling not in ("none", "linear"):
+        if scaling not in ("none", "linear", "yarn"):
             raise ValueError(f"reference: rope scaling {scaling} is not in SPEC/RUN.md")
-        factor = float(self.value(a + "rope.scaling.factor", 1.0)) if scaling == "linear" else 1.0
+        factor = float(self.value(a + "rope.scaling.factor", 1.0)) if scaling != "none" else 1.0
+        yarn = {}
+        if scaling == "yarn":
+            yarn = dict(
+                ext_factor=float(self.value(a + "rope.scaling.yarn_ext_factor", 1.0)),
+                attn_factor=float(self.value(a + "rope.scaling.yarn_attn_factor", 1.0)),
+                beta_fast=float(self.value(a + "rope.scaling.yarn_beta_fast", 32.0)),
+                beta_slow=float(self.value(a + "rope.scaling.yarn_beta_slow", 1.0)),
+                n_ctx_orig=int(self.value(a + "rope.scaling.original_context_length",
+                                          self.value(a + "context_length", 2048))),
+            )
         return HParams(
             n_layer=int(self.value(a + "block_count")),
             n_embd=n_embd,
@@ -76,6 +93,7 @@ class Model:
             eps=float(self.value(a + "attention.layer_norm_rms_epsilon")),
             rope_base=float(self.value(a + "rope.freq_base", 10000.0)),
             freq_scale=1.0 / factor,
+            **yarn,
         )
 
     @staticmethod
@@ -102,14 +120,37 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, pos, hp, neox):
-    """SPEC/OPERATORS.md's rope on x [T, H, D]: pairs (2i, 2i+1), or (i, i + n_rot/2)
-    for neox; dims >= n_rot copied. Applied to the weights as stored: GGUF's llama
-    Q/K are already permuted for the pairwise convention, so nothing is undone here."""
+def yarn_corr_dims(hp):
+    """YaRN's correction range over pairs, SPEC/OPERATORS.md "rope_ext": ggml's
+    expression evaluated in float32 (it decides which pairs ramp), floor / ceil."""
+    f32 = np.float32
+
+    def corr(beta):
+        return f32(hp.n_rot) * np.log(f32(hp.n_ctx_orig) / (f32(beta) * f32(2) * f32(np.pi))) \
+            / (f32(2) * np.log(f32(hp.rope_base)))
+    return max(0.0, float(np.floor(corr(hp.beta_fast)))), min(hp.n_rot - 1.0, float(np.ceil(corr(hp.beta_slow))))
+
+
+def rope(x, pos, hp, neox, freq_factors=None):
+    """SPEC/OPERATORS.md's rope_ext on x [T, H, D]: pairs (2i, 2i+1), or (i, i + n_rot/2)
+    for neox; dims >= n_rot copied; freq_factors (rope_freqs.weight) divide pair i's
+    angle; YaRN mixes the interpolated and extrapolated angles and scales cos and sin.
+    Applied to the weights as stored: GGUF's llama Q/K are already permuted for the
+    pairwise convention, so nothing is undone here."""
     half = hp.n_rot // 2
     i = np.arange(half)
-    theta = pos[:, None] * hp.freq_scale * hp.rope_base ** (-2.0 * i / hp.n_rot)
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+    theta_e = pos[:, None] * hp.rope_base ** (-2.0 * i / hp.n_rot)
+    if freq_factors is not None:
+        theta_e = theta_e / freq_factors
+    theta, m = hp.freq_scale * theta_e, 1.0
+    if hp.ext_factor != 0.0:
+        lo, hi = yarn_corr_dims(hp)
+        mix = (1.0 - np.clip((i - lo) / max(0.001, hi - lo), 0.0, 1.0)) * hp.ext_factor
+        theta = theta * (1.0 - mix) + theta_e * mix
+        m = hp.attn_factor * (1.0 + 0.1 * np.log(1.0 / hp.freq_scale))
+    elif hp.attn_factor != 1.0:
+        m = hp.attn_factor
+    cos, sin = m * np.cos(theta)[:, None, :], m * np.sin(theta)[:, None, :]
     ia, ib = (i, i + half) if neox else (2 * i, 2 * i + 1)
     a, b = x[..., ia], x[..., ib]
     y = x.copy()
@@ -162,20 +203,31 @@ def matmul(x, m, name):
     return y if b is None else y + b
 
 
-class Cache:
-    """The K/V cache. gllmk-run keeps it in f16 (SPEC/RUN.md: "convert(k, v) to f16"),
-    so rounding K and V to float16 is part of the computation being defined, not an
-    approximation of it: the reference rounds them too, and everything else stays
-    float64."""
+def kv_round(a, kv_type):
+    """K or V [T, H, D] as gllmk-run's cache holds them (gllmk_kv_store): f16, or
+    ggml's q8_0 / q4_0 blocks along D (gguf's quantize, from the f32 values gllmk
+    computes), decoded back."""
+    if kv_type == "F16":
+        return a.astype(np.float16).astype(np.float64)
+    qtype = gguf.GGMLQuantizationType[kv_type]
+    rows = a.reshape(-1, a.shape[-1]).astype(np.float32)
+    return np.asarray(quants.dequantize(quants.quantize(rows, qtype), qtype), np.float64).reshape(a.shape)
 
-    def __init__(self, hp):
+
+class Cache:
+    """The K/V cache. gllmk-run keeps it in f16 by default (SPEC/RUN.md: "convert(k, v)
+    to f16"), or q8_0 / q4_0 with --kv-type, so rounding K and V to
+    that type is part of the computation being defined, not an approximation of it:
+    the reference rounds them too, and everything else stays float64."""
+
+    def __init__(self, hp, kv_type="F16"):
+        self.kv_type = kv_type
         self.k = [np.zeros((0, hp.n_head_kv, hp.head_dim)) for _ in range(hp.n_layer)]
         self.v = [np.zeros((0, hp.n_head_kv, hp.head_dim_v)) for _ in range(hp.n_layer)]
 
     def append(self, layer, k, v):
-        f16 = lambda a: a.astype(np.float16).astype(np.float64)  # noqa: E731
-        self.k[layer] = np.concatenate([self.k[layer], f16(k)])
-        self.v[layer] = np.concatenate([self.v[layer], f16(v)])
+        self.k[layer] = np.concatenate([self.k[layer], kv_round(k, self.kv_type)])
+        self.v[layer] = np.concatenate([self.v[layer], kv_round(v, self.kv_type)])
         return self.k[layer], self.v[layer]
 
 
@@ -188,7 +240,8 @@ def layer(m, i, x, pos, cache):
     if m.w(p + "attn_q_norm.weight") is not None:  # qwen3: per head, before rope
         q = rms_norm(q, m.w(p + "attn_q_norm.weight"), hp.eps)
         k = rms_norm(k, m.w(p + "attn_k_norm.weight"), hp.eps)
-    q, k = rope(q, pos, hp, m.neox), rope(k, pos, hp, m.neox)
+    ff = m.w("rope_freqs.weight")  # Llama 3.1+ frequency factors, or None
+    q, k = rope(q, pos, hp, m.neox, ff), rope(k, pos, hp, m.neox, ff)
     K, V = cache.append(i, k, v)
     x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
@@ -213,16 +266,17 @@ def encode_like_ggml(x, qtype):
     return encode_q8_0(x) if gguf.GGML_QUANT_SIZES[qtype][0] == 32 else encode_q8_K(x)
 
 
-def logits(m, prompt, generated, encode=None):
+def logits(m, prompt, generated, encode=None, kv_type="F16"):
     """The logits gllmk-run --logits writes: one row per evaluated position, the P
     prompt tokens then the N - 1 generated tokens fed back (teacher forcing with the
     ids gllmk chose, so a near tie cannot make the two sequences diverge). One causal
     pass over all of them: the same numbers as gllmk-run's batches and decode steps.
-    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows)."""
+    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows);
+    `kv_type`: the cache's type, gllmk-run's --kv-type (F16, Q8_0, Q4_0)."""
     ids = list(prompt) + list(generated[:-1])
     m.encode_activations = encode
     try:
-        return forward(m, ids, 0, Cache(m.hp))
+        return forward(m, ids, 0, Cache(m.hp, kv_type))
     finally:
         m.encode_activations = None
 
@@ -287,6 +341,25 @@ def check_rope():
         want[..., ia], want[..., ib] = z.real, z.imag
         ok &= check(np.allclose(rope(x, pos, hp, neox), want, rtol=0, atol=1e-12),
                     f"rope {'neox' if neox else 'normal'} is a complex rotation, dims >= n_rot copied")
+    # rope_ext: factors divide the angle; YaRN (ext_factor 1): pairs up to lo keep the
+    # trained angle, pairs from hi on the interpolated one, all scaled by m
+    ff = np.array([1.0, 2.0, 8.0])
+    z = (x[..., [0, 2, 4]] + 1j * x[..., [1, 3, 5]]) * np.exp(1j * theta / ff)
+    want = x.copy()
+    want[..., [0, 2, 4]], want[..., [1, 3, 5]] = z.real, z.imag
+    ok &= check(np.allclose(rope(x, pos, hp, False, ff), want, rtol=0, atol=1e-12),
+                "rope_ext: freq_factors divide pair i's angle")
+    y = dataclasses.replace(hp, n_rot=64, rope_base=1e4, freq_scale=0.125, ext_factor=1.0, n_ctx_orig=512)
+    lo, hi = yarn_corr_dims(y)
+    # by hand: 64·ln(512 / (2π·32)) / (2·ln 1e4) = 3.25, 64·ln(512 / 2π) / (2·ln 1e4) = 15.3
+    ok &= check((lo, hi) == (3.0, 16.0), f"YaRN correction dims (3, 16) for n_ctx_orig 512, base 1e4: {(lo, hi)}")
+    xs = np.random.default_rng(2).standard_normal((1, 1, 64))
+    got, m = rope(xs, np.array([100.0]), y, True), 1 + 0.1 * np.log(8.0)
+    for i, scale in ((3, 1.0), (30, 0.125)):
+        th = 100.0 * scale * 1e4 ** (-2.0 * i / 64)
+        a, b = xs[0, 0, i], xs[0, 0, i + 32]
+        ok &= check(np.isclose(got[0, 0, i], m * (a * np.cos(th) - b * np.sin(th)), rtol=0, atol=1e-12),
+                    f"YaRN pair {i}: angle scaled by {scale}, magnitude {m:.4f}")
     return ok
 
 
@@ -331,6 +404,7 @@ def main():
     p.add_argument("--ids", help="prompt ids, comma-separated")
     p.add_argument("--generated", default="", help="generated ids (fed back but the last)")
     p.add_argument("--out", help="write float32 logits rows here (as gllmk-run --logits)")
+    p.add_argument("--kv-type", default="f16", choices=["f16", "q8_0", "q4_0"], help="as gllmk-run's")
     p.add_argument("--self-test", action="store_true")
     a = p.parse_args()
     if a.self_test:
@@ -338,7 +412,7 @@ def main():
     if not a.model or not a.ids:
         p.error("MODEL and --ids are needed")
     ids = lambda s: [int(t) for t in s.split(",") if t]  # noqa: E731
-    out = logits(Model(a.model), ids(a.ids), ids(a.generated) or [0])
+    out = logits(Model(a.model), ids(a.ids), ids(a.generated) or [0], kv_type=a.kv_type.upper())
     if a.out:
         out.astype("<f4").tofile(a.out)
     else:

@@ -326,7 +326,25 @@ def model_cases(good):
              status=3, expect=['mamba'], model_level=True),
         Case('tensor type iq2_xxs', build(llama(n_embd=256, n_ff=512, attn_q_type=IQ2_XXS))[0],
              status=3, expect=['iq2_xxs'], model_level=True),
+        # rope: Llama 3.1's rope_freqs and YaRN run (rope_ext); other scalings are named
+        Case('rope_freqs runs', variant(good, lambda m: add_tensor(m, 'rope_freqs.weight', [16])), status=0),
+        Case('rope_freqs of the wrong length', variant(good, lambda m: add_tensor(m, 'rope_freqs.weight', [32])),
+             expect=['rope_freqs.weight'], model_level=True),
+        Case('yarn runs', variant(good, lambda m: m.kvs.extend(yarn_kvs(4.0))), status=0),
+        Case('yarn factor 0', variant(good, lambda m: m.kvs.extend(yarn_kvs(0.0))),
+             expect=['rope.scaling.factor'], model_level=True),
+        Case('rope scaling longrope', variant(good, lambda m: m.kvs.append(['llama.rope.scaling.type', STR, 'longrope'])),
+             status=3, expect=['longrope'], model_level=True),
     ]
+
+
+def add_tensor(m, name, ne):
+    m.tensors.append({'name': name, 'ne': ne, 'type': F32, 'data': f32_data(random.Random(2), ne[0], 1.0)})
+
+
+def yarn_kvs(factor):
+    return [['llama.rope.scaling.type', STR, 'yarn'], ['llama.rope.scaling.factor', F32V, factor],
+            ['llama.rope.scaling.original_context_length', U32, 32]]
 
 
 def all_cases(good):

@@ -70,6 +70,7 @@ class Case:
     prompt: int = 7  # prompt tokens
     n: int = 4  # generated tokens
     batch: int = 0  # --batch (0: gllmk-run's default)
+    kv: str = "f16"  # --kv-type
 
     def args(self):
         return make_model.parse_args(list(self.model) + ["--out", "-"])
@@ -99,9 +100,24 @@ CASES = [
     Case("qwen3-F32-hd128", "gpu", ("--arch", "qwen3", "--heads", "2", "--kv-heads", "1",
                                     "--head-dim", "128")),
     llama("F32", "gpu", "--rope-scale", "4", name="llama-rope-linear4"),
+    # rope_ext: Llama 3.1's rope_freqs (the llama3 formula, and random factors, which
+    # move every pair's angle), YaRN (qwen2 neox with the default keys; llama normal
+    # with attn_factor and beta_fast set), on every plugin
+    llama("F32", "core", "--rope-base", "500000", "--rope-freqs", "llama3", name="llama3-rope-freqs",
+          prompt=40, n=3),
+    llama("F32", "core", "--rope-freqs", "random", name="llama-rope-freqs-random"),
+    Case("qwen2-F32-yarn4", "core", ("--arch", "qwen2", "--yarn", "4", "--yarn-orig-ctx", "64"), prompt=40, n=3),
+    llama("F32", "core", "--yarn", "8", "--yarn-orig-ctx", "512", "--yarn-attn-factor", "0.9",
+          "--yarn-beta-fast", "16", name="llama-yarn8-attn0.9"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),
+    # --kv-type: the cache in ggml's q8_0 / q4_0 (gllmk_kv_store, gllmk_attention_ext);
+    # the reference rounds K/V the same way. CPU plugins: attention_ext has no GPU
+    # kernels yet (move these to "core" when it has)
+    llama("F32", "full", name="llama-kv-q8_0", kv="q8_0"),
+    llama("F32", "full", name="llama-kv-q4_0-prompt40-batch16", prompt=40, n=5, batch=16, kv="q4_0"),
+    Case("qwen2-F32-kv-q4_0", "full", ("--arch", "qwen2"), kv="q4_0"),
     llama("Q4_0", "full", "--embd-dtype", "F16", name="llama-Q4_0-embdF16"),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
     Case("qwen3-Q6_K-tied", "full", ("--arch", "qwen3", "--dtype", "Q6_K", "--tied")),
@@ -151,6 +167,8 @@ def run_gllmk(cmd, model, case, plugin, logits_path):
                   "--logits", logits_path, "--json", "--quiet"]
     if case.batch:
         argv += ["--batch", str(case.batch)]
+    if case.kv != "f16":
+        argv += ["--kv-type", case.kv]
     p = subprocess.run(argv, capture_output=True, timeout=300)
     if p.returncode != 0:
         err = p.stderr.decode(errors="replace").strip()
@@ -191,14 +209,15 @@ def compare(case, doc, got, ref_model):
                                     f"n_vocab {doc['n_vocab']} for {sent}, n {case.n}")
     if not np.all(np.isfinite(got)):
         return False, cls, np.inf, "non-finite logits"
-    want = reference.logits(ref_model, doc["prompt"], doc["generated"])
+    want = reference.logits(ref_model, doc["prompt"], doc["generated"], kv_type=case.kv.upper())
     err = row_errors(got, want)
     worst, tol = float(err.max()), TOL[cls]
     # near ties may differ (so not required), but a disagreement is worth seeing
     agree = int(np.sum(np.argmax(got, axis=1) == np.argmax(want, axis=1)))
     msg = f"{cls} err {worst:.2e} / tol {tol:.2g} (row {int(err.argmax())}), argmax {agree}/{len(err)}"
     if cls == "quant":
-        encoded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_like_ggml)
+        encoded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_like_ggml,
+                                   case.kv.upper())
         msg += f", vs q8 acts {row_errors(got, encoded).max():.1e}"
     # temp 0 samples the argmax of the row gllmk wrote (ties to the lowest index)
     own = np.argmax(got[len(sent) - 1:], axis=1).tolist()

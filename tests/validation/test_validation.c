@@ -42,6 +42,7 @@ enum fn {
 	F_RMS_NORM, F_LAYER_NORM, F_SOFTMAX, F_ROPE, F_GET_ROWS, F_ATTENTION, F_ATTENTION_PAGED,
 	F_ARGMAX, F_SAMPLE,
 	F_SIGMOID, F_CLAMP, F_SOFTCAP, F_GLU, F_GLU_FUSED, F_TOP_K, F_MOE_ROUTE,
+	F_ROPE_EXT, F_KV_STORE, F_KV_STORE_PAGED,
 	F_BUFFER_ALLOC, F_BUFFER_WRAP, F_BUFFER_WRITE, F_BUFFER_READ, F_BUFFER_COPY, F_SYNC,
 	F_OPEN, F_SURVEY, F_ROW_BYTES,
 	F_COUNT,
@@ -126,6 +127,12 @@ static const struct fn_desc fn_descs[F_COUNT] = {
 		TENSOR("x", GLLMK_F32, 3, 10) } },
 	[F_MOE_ROUTE] = { "gllmk_moe_route", 1, { TENSOR("ids", GLLMK_I32, 3, 2), TENSOR("weights", GLLMK_F32, 3, 2),
 		TENSOR("logits", GLLMK_F32, 3, 8), OPTIONAL("bias", GLLMK_F32, 8), POINTER("p") } },
+	[F_ROPE_EXT] = { "gllmk_rope_ext", 1, { TENSOR("y", GLLMK_F32, 4, 2, 8), TENSOR("x", GLLMK_F32, 4, 2, 8),
+		TENSOR("pos", GLLMK_I32, 4), OPTIONAL("freq_factors", GLLMK_F32, 4), POINTER("p") } },
+	[F_KV_STORE] = { "gllmk_kv_store", 1, { TENSOR("cache", GLLMK_F16, 10, 2, 32), TENSOR("x", GLLMK_F32, 3, 2, 32),
+		TENSOR("slots", GLLMK_I32, 3) } },
+	[F_KV_STORE_PAGED] = { "gllmk_kv_store", 1, { TENSOR("cache", GLLMK_Q8_0, 3, 4, 2, 32),
+		TENSOR("x", GLLMK_F32, 3, 2, 32), TENSOR("slots", GLLMK_I32, 3) } },
 	[F_BUFFER_ALLOC] = { "gllmk_buffer_alloc", 0, { POINTER("out") } },
 	[F_BUFFER_WRAP] = { "gllmk_buffer_wrap", 0, { POINTER("host"), POINTER("out") } },
 	[F_BUFFER_WRITE] = { "gllmk_buffer_write", 0, { POINTER("buf"), POINTER("src") } },
@@ -146,6 +153,7 @@ enum param {
 	P_OFF, P_OFF2, P_SIZE, P_N, P_DTYPE, P_STRUCT_SIZE, P_FLAGS, P_N_THREADS,
 	P_LO, P_HI, P_CAP, P_GLU_OP, P_GLU_SWAPPED, P_GLU_ALPHA, P_GLU_LIMIT,
 	P_GATING, P_N_GROUP, P_TOPK_GROUP, P_NORM, P_MOE_SCALE,
+	P_EXT_FACTOR, P_ATTN_FACTOR, P_BETA_FAST, P_BETA_SLOW, P_N_CTX_ORIG, P_ROPE_STRUCT_SIZE,
 	P_COUNT,
 };
 
@@ -159,6 +167,8 @@ static const char *const param_names[P_COUNT] = {
 	[P_LO] = "lo", [P_HI] = "hi", [P_CAP] = "c", [P_GLU_OP] = "op", [P_GLU_SWAPPED] = "swapped",
 	[P_GLU_ALPHA] = "alpha", [P_GLU_LIMIT] = "limit", [P_GATING] = "gating", [P_N_GROUP] = "n_group",
 	[P_TOPK_GROUP] = "topk_group", [P_NORM] = "norm", [P_MOE_SCALE] = "scale",
+	[P_EXT_FACTOR] = "ext_factor", [P_ATTN_FACTOR] = "attn_factor", [P_BETA_FAST] = "beta_fast",
+	[P_BETA_SLOW] = "beta_slow", [P_N_CTX_ORIG] = "n_ctx_orig", [P_ROPE_STRUCT_SIZE] = "struct_size",
 };
 
 struct params {
@@ -166,6 +176,7 @@ struct params {
 	gllmk_gemm_params gemm;
 	gllmk_softmax_params softmax;
 	gllmk_rope_params rope;
+	gllmk_rope_ext_params rope_ext; /* mode, n_rot, theta_base, freq_scale: as rope's */
 	gllmk_attention_params attn;
 	gllmk_sample_params sample;
 	float lo, hi, cap;
@@ -467,6 +478,76 @@ static const struct vcase cases[] = {
 	C(F_ROPE, E_SHAPE, "y|x", SHAPE("y", 1, 1)),
 	C(F_ROPE, OK, NULL, ALIAS("y", "x", 0)),
 	C(F_ROPE, E_ALIAS, "y|x", ALIAS("y", "x", 32)),
+
+	/* rope_ext: rope's rules, freq_factors f32 [n_rot/2], YaRN scalars finite,
+	 * betas > 0 (0 = default), n_ctx_orig > 0 with ext_factor, struct_size */
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_N_ROT, 3)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_N_ROT, 10)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_N_ROT, 4), SHAPE("freq_factors", 0, 2)),
+	C(F_ROPE_EXT, E_SHAPE, "freq_factors", PARAM(P_N_ROT, 4)),
+	C(F_ROPE_EXT, E_SHAPE, "freq_factors", SHAPE("freq_factors", 0, 8)),
+	C(F_ROPE_EXT, E_SHAPE, "freq_factors", NDIM("freq_factors", 2), SHAPE("freq_factors", 0, 1)),
+	C(F_ROPE_EXT, E_DTYPE, "freq_factors", DTYPE("freq_factors", GLLMK_F16)),
+	C(F_ROPE_EXT, OK, NULL, NUL("freq_factors")),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_ROPE_MODE, 2)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_ROPE_MODE, GLLMK_ROPE_NEOX)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_THETA, 0)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_THETA, NaN)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_FREQ, 0)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_FREQ, INF)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_EXT_FACTOR, 1), PARAM(P_N_CTX_ORIG, 4096), PARAM(P_FREQ, 0.25)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_EXT_FACTOR, NaN), PARAM(P_N_CTX_ORIG, 4096)),
+	C(F_ROPE_EXT, E_INVALID, "n_ctx_orig", PARAM(P_EXT_FACTOR, 1)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_N_CTX_ORIG, -1)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_N_CTX_ORIG, 4096)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_ATTN_FACTOR, INF)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_ATTN_FACTOR, 0.5)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_BETA_FAST, -32)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_BETA_SLOW, NaN)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_BETA_FAST, 16), PARAM(P_BETA_SLOW, 2)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_ROPE_STRUCT_SIZE, 0)),
+	C(F_ROPE_EXT, E_INVALID, NULL, PARAM(P_ROPE_STRUCT_SIZE, 16)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_ROPE_STRUCT_SIZE, 20)),
+	C(F_ROPE_EXT, OK, NULL, PARAM(P_ROPE_STRUCT_SIZE, 4096)),
+	C(F_ROPE_EXT, E_DTYPE, NULL, DTYPE("pos", GLLMK_F32)),
+	C(F_ROPE_EXT, E_DTYPE, NULL, DTYPE("x", GLLMK_F16)),
+	C(F_ROPE_EXT, E_SHAPE, "pos|x", SHAPE("pos", 0, 3)),
+	C(F_ROPE_EXT, E_SHAPE, "y|x", SHAPE("y", 1, 1)),
+	C(F_ROPE_EXT, OK, NULL, ALIAS("y", "x", 0)),
+	C(F_ROPE_EXT, E_ALIAS, "y|x", ALIAS("y", "x", 32)),
+	C(F_ROPE_EXT, E_ALIAS, "y|freq_factors", ALIAS("y", "freq_factors", 0)),
+	C(F_ROPE_EXT, E_ALIAS, "y|pos", ALIAS("y", "pos", 0)),
+
+	/* kv_store: cache [S, Hkv, D] or [nblk, B, Hkv, D] of f32, f16, bf16,
+	 * q8_0, q4_0; x f32 [T, Hkv, D]; slots i32 [T] in [-1, slots held) */
+	C(F_KV_STORE, OK, NULL, DTYPE("cache", GLLMK_F32)),
+	C(F_KV_STORE, OK, NULL, DTYPE("cache", GLLMK_BF16)),
+	C(F_KV_STORE, OK, NULL, DTYPE("cache", GLLMK_Q8_0)),
+	C(F_KV_STORE, OK, NULL, DTYPE("cache", GLLMK_Q4_0)),
+	C(F_KV_STORE, E_DTYPE, "cache", DTYPE("cache", GLLMK_Q4_K), SHAPE("cache", 2, 256), SHAPE("x", 2, 256)),
+	C(F_KV_STORE, E_DTYPE, "cache", DTYPE("cache", GLLMK_I32)),
+	C(F_KV_STORE, E_BLOCK, "cache", DTYPE("cache", GLLMK_Q4_0), SHAPE("cache", 2, 16), SHAPE("x", 2, 16)),
+	C(F_KV_STORE, E_DTYPE, NULL, DTYPE("x", GLLMK_F16)),
+	C(F_KV_STORE, E_DTYPE, NULL, DTYPE("slots", GLLMK_F32)),
+	C(F_KV_STORE, E_SHAPE, "cache", NDIM("cache", 2)),
+	C(F_KV_STORE, E_SHAPE, "cache|x", SHAPE("cache", 1, 4)),
+	C(F_KV_STORE, E_SHAPE, "cache|x", SHAPE("x", 2, 64)),
+	C(F_KV_STORE, E_SHAPE, "slots|x", SHAPE("slots", 0, 4)),
+	C(F_KV_STORE, E_SHAPE, NULL, NDIM("x", 2)),
+	C(F_KV_STORE, E_SHAPE, NULL, NDIM("slots", 2), SHAPE("slots", 1, 1)),
+	C(F_KV_STORE, OK, NULL, I32("slots", 0, 9), I32("slots", 1, -1), I32("slots", 2, 4)),
+	C(F_KV_STORE, E_BOUNDS, "slots", I32("slots", 1, 9), I32("slots", 2, 10)),
+	C(F_KV_STORE, E_BOUNDS, "slots", I32("slots", 0, 4), I32("slots", 2, -2)),
+	C(F_KV_STORE, E_ALIAS, "cache|x", ALIAS("cache", "x", 0)),
+	C(F_KV_STORE, E_ALIAS, "cache|slots", ALIAS("cache", "slots", 0)),
+	C(F_KV_STORE_PAGED, OK, NULL, DTYPE("cache", GLLMK_F32)),
+	C(F_KV_STORE_PAGED, OK, NULL, DTYPE("cache", GLLMK_Q4_0)),
+	C(F_KV_STORE_PAGED, OK, NULL, I32("slots", 0, 11), I32("slots", 1, -1), I32("slots", 2, 5)),
+	C(F_KV_STORE_PAGED, E_BOUNDS, "slots", I32("slots", 0, 7), I32("slots", 1, 12)),
+	C(F_KV_STORE_PAGED, E_SHAPE, "cache|x", SHAPE("cache", 2, 3)),
+	C(F_KV_STORE_PAGED, E_SHAPE, "cache", NDIM("cache", 5)),
+	C(F_KV_STORE_PAGED, E_BLOCK, "cache", SHAPE("cache", 3, 48), SHAPE("x", 2, 48)),
+	C(F_KV_STORE_PAGED, E_ALIAS, "cache|x", ALIAS("cache", "x", 0)),
 
 	/* get_rows: y f32 [n, K]; table [V, K] any dtype but i32; ids i32 [n] */
 	C(F_GET_ROWS, E_DTYPE, NULL, DTYPE("ids", GLLMK_F32)),
@@ -910,10 +991,16 @@ static void set_param(struct params *p, const struct mut *m)
 	case P_TRANS_B: p->gemm.trans_b = (int32_t)i; break;
 	case P_SM_SCALE: p->softmax.scale = (float)f; break;
 	case P_SM_CAUSAL: p->softmax.causal = (int32_t)i; break;
-	case P_ROPE_MODE: p->rope.mode = (int32_t)i; break;
-	case P_N_ROT: p->rope.n_rot = (int32_t)i; break;
-	case P_THETA: p->rope.theta_base = (float)f; break;
-	case P_FREQ: p->rope.freq_scale = (float)f; break;
+	case P_ROPE_MODE: p->rope.mode = p->rope_ext.mode = (int32_t)i; break;
+	case P_N_ROT: p->rope.n_rot = p->rope_ext.n_rot = (int32_t)i; break;
+	case P_THETA: p->rope.theta_base = p->rope_ext.theta_base = (float)f; break;
+	case P_FREQ: p->rope.freq_scale = p->rope_ext.freq_scale = (float)f; break;
+	case P_EXT_FACTOR: p->rope_ext.ext_factor = (float)f; break;
+	case P_ATTN_FACTOR: p->rope_ext.attn_factor = (float)f; break;
+	case P_BETA_FAST: p->rope_ext.beta_fast = (float)f; break;
+	case P_BETA_SLOW: p->rope_ext.beta_slow = (float)f; break;
+	case P_N_CTX_ORIG: p->rope_ext.n_ctx_orig = (int32_t)i; break;
+	case P_ROPE_STRUCT_SIZE: p->rope_ext.struct_size = (uint32_t)i; break;
 	case P_ATT_SCALE: p->attn.scale = (float)f; break;
 	case P_ATT_CAUSAL: p->attn.causal = (int32_t)i; break;
 	case P_KV_LEN: p->attn.kv_len = (int32_t)i; break;
@@ -955,6 +1042,8 @@ static void default_params(struct call *c)
 		.gemm = { .alpha = 1.0f },
 		.softmax = { .scale = 1.0f },
 		.rope = { .mode = GLLMK_ROPE_NORMAL, .theta_base = 10000.0f, .freq_scale = 1.0f },
+		.rope_ext = { .struct_size = sizeof(gllmk_rope_ext_params), .mode = GLLMK_ROPE_NORMAL,
+			      .theta_base = 10000.0f, .freq_scale = 1.0f },
 		.attn = { .causal = 1, .kv_len = c->vc->fn == F_ATTENTION_PAGED ? 6 : 0 },
 		.sample = { .temperature = 0.8f, .top_k = 5, .top_p = 0.9f },
 		.lo = -1.0f,
@@ -1217,6 +1306,10 @@ static gllmk_status invoke_op(struct call *c)
 		return gllmk_glu(ctx, TP(c, 0), TP(c, 1), TP(c, 2), PP(c, 3, glu));
 	case F_TOP_K: return gllmk_top_k(ctx, TP(c, 0), TP(c, 1), TP(c, 2));
 	case F_MOE_ROUTE: return gllmk_moe_route(ctx, TP(c, 0), TP(c, 1), TP(c, 2), TP(c, 3), PP(c, 4, moe));
+	case F_ROPE_EXT: return gllmk_rope_ext(ctx, TP(c, 0), TP(c, 1), TP(c, 2), TP(c, 3), PP(c, 4, rope_ext));
+	case F_KV_STORE:
+	case F_KV_STORE_PAGED:
+		return gllmk_kv_store(ctx, TP(c, 0), TP(c, 1), TP(c, 2));
 	default: break;
 	}
 	fail_msg("not an operator: %d", (int)c->vc->fn);
@@ -1439,7 +1532,7 @@ static void run_rules(struct tally *t, enum fn fn, int i)
 /* What tells two descriptions of one function apart in the test names. */
 static const char *fn_variant(enum fn fn)
 {
-	return fn == F_ATTENTION_PAGED ? " (paged)" : fn == F_GLU_FUSED ? " (fused)" : "";
+	return fn == F_ATTENTION_PAGED || fn == F_KV_STORE_PAGED ? " (paged)" : fn == F_GLU_FUSED ? " (fused)" : "";
 }
 
 static void test_fn(void **state)

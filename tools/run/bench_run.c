@@ -248,7 +248,7 @@ int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_op
 	b.threads = o->threads ? o->threads : run_default_threads();
 	if (!ids)
 		return run_fail(e, RUN_E_GLLMK, "out of memory");
-	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = o->pp + o->tg, .n_batch = o->pp }, &s, e);
+	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = o->pp + o->tg, .n_batch = o->pp, .kv_type = o->kv_type }, &s, e);
 	if (!r && !o->quiet)
 		fprintf(stderr, "gllmk-run: pp%d and tg%d on %s, %d reps...\n", o->pp, o->tg, b.plugin, o->reps);
 	if (!r)

@@ -17,7 +17,7 @@ struct run_state {
 	struct run_state_opts o;
 	gllmk_buffer *act;
 	uint64_t off[A_COUNT];
-	gllmk_buffer **kcache, **vcache; /* per layer: f16 [n_ctx, n_head_kv, head_dim(_v)] */
+	gllmk_buffer **kcache, **vcache; /* per layer: kv_type [n_ctx, n_head_kv, head_dim(_v)] */
 	int64_t last_rows;               /* logits rows of the last forward */
 	int32_t *pos_host;               /* n_batch positions, written per call */
 };
@@ -77,11 +77,26 @@ static uint64_t layout(struct run_state *s)
 	return at;
 }
 
+/* One layer's K (head_dim) or V (head_dim_v) cache: [n_ctx, n_head_kv, dim]. */
+static gllmk_tensor cache_view(const struct run_state *s, gllmk_buffer *b, int64_t dim)
+{
+	int64_t shape[3] = { s->o.n_ctx, s->m->hp.n_head_kv, dim };
+
+	return gllmk_tensor_make(b, 0, s->o.kv_type, 3, shape);
+}
+
 static int alloc_cache(struct run_state *s, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
-	uint64_t kb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim) * 2;
-	uint64_t vb = (uint64_t)s->o.n_ctx * (uint64_t)(hp->n_head_kv * hp->head_dim_v) * 2;
+	uint64_t kb, vb;
+
+	/* block dtypes quantize along the head: whole blocks per head */
+	if (gllmk_dtype_row_bytes(s->o.kv_type, hp->head_dim, &kb) != GLLMK_OK ||
+	    gllmk_dtype_row_bytes(s->o.kv_type, hp->head_dim_v, &vb) != GLLMK_OK)
+		return run_fail(e, RUN_E_UNSUPPORTED, "--kv-type %s: the head sizes %lld/%lld are not whole blocks of it",
+				gllmk_dtype_name(s->o.kv_type), (long long)hp->head_dim, (long long)hp->head_dim_v);
+	kb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
+	vb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
 
 	s->kcache = calloc((size_t)hp->n_layer, sizeof(*s->kcache));
 	s->vcache = calloc((size_t)hp->n_layer, sizeof(*s->vcache));
@@ -160,28 +175,66 @@ static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return 0;
 }
 
-/* Rotates q and k, appends k and v to the f16 cache at rows pos..pos+T-1. */
+/* k and v into the cache rows pos..pos+T-1, encoded to its dtype. An f16
+ * cache takes one gllmk_convert per tensor into the rows: a contiguous
+ * append has no index data, where gllmk_kv_store's slots cost a GPU plugin
+ * a read back to check them before it writes (a stall per call on OpenCL
+ * and on Vulkan device-local memory). Block caches go through
+ * gllmk_kv_store, the positions as slots. */
+static int store_kv(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
+	gllmk_tensor v = act3(s, A_V, T, hp->n_head_kv, hp->head_dim_v);
+	gllmk_tensor p = ints(s, A_POS, T);
+
+	if (s->o.kv_type == GLLMK_F16) {
+		int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
+		gllmk_tensor kr = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 3, k.shape);
+		gllmk_tensor vr = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 3, v.shape);
+
+		if (call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kr, &k)) ||
+		    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vr, &v)))
+			return e->status;
+		return 0;
+	}
+	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
+
+	if (call(e, "gllmk_kv_store (K)", il, gllmk_kv_store(c, &kc, &k, &p)) ||
+	    call(e, "gllmk_kv_store (V)", il, gllmk_kv_store(c, &vc, &v, &p)))
+		return e->status;
+	return 0;
+}
+
+/* Rotates q and k, then stores k and v in the cache. */
 static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
-	gllmk_rope_params rp = { .mode = hp->rope_mode, .n_rot = (int32_t)hp->n_rot, .theta_base = hp->rope_base,
-				 .freq_scale = hp->freq_scale };
+	/* Llama 3.1+ frequency factors and YaRN through rope_ext; without them
+	 * its defaults are plain rope. */
+	gllmk_rope_ext_params rp = {
+		.struct_size = sizeof(rp),
+		.mode = hp->rope_mode,
+		.n_rot = (int32_t)hp->n_rot,
+		.theta_base = hp->rope_base,
+		.freq_scale = hp->freq_scale,
+		.ext_factor = hp->ext_factor,
+		.attn_factor = hp->attn_factor,
+		.beta_fast = hp->beta_fast,
+		.beta_slow = hp->beta_slow,
+		.n_ctx_orig = hp->n_ctx_orig,
+	};
+	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
 	gllmk_tensor p = ints(s, A_POS, T);
-	int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
-	int64_t ks[2] = { T, kw }, vs[2] = { T, vw };
-	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 2, ks);
-	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 2, vs);
-	gllmk_tensor k2 = act2(s, A_K, 0, T, kw), v2 = act2(s, A_V, 0, T, vw);
 
-	if (call(e, "gllmk_rope (q)", il, gllmk_rope(c, &q, &q, &p, &rp)) ||
-	    call(e, "gllmk_rope (k)", il, gllmk_rope(c, &k, &k, &p, &rp)) ||
-	    call(e, "gllmk_convert (K cache append)", il, gllmk_convert(c, &kc, &k2)) ||
-	    call(e, "gllmk_convert (V cache append)", il, gllmk_convert(c, &vc, &v2)))
+	if (call(e, "gllmk_rope_ext (q)", il, gllmk_rope_ext(c, &q, &q, &p, ff, &rp)) ||
+	    call(e, "gllmk_rope_ext (k)", il, gllmk_rope_ext(c, &k, &k, &p, ff, &rp)))
 		return e->status;
-	return 0;
+	return store_kv(s, il, T, pos, e);
 }
 
 /* x += attention(q, K, V)·Woᵀ */
@@ -190,16 +243,18 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
-	int64_t ks[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim }, vs[3] = { s->o.n_ctx, hp->n_head_kv, hp->head_dim_v };
-	gllmk_tensor kc = gllmk_tensor_make(s->kcache[il], 0, GLLMK_F16, 3, ks);
-	gllmk_tensor vc = gllmk_tensor_make(s->vcache[il], 0, GLLMK_F16, 3, vs);
+	gllmk_tensor kc = cache_view(s, s->kcache[il], hp->head_dim), vc = cache_view(s, s->vcache[il], hp->head_dim_v);
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor att = act3(s, A_ATT, T, hp->n_head, hp->head_dim_v);
 	gllmk_tensor att2 = act2(s, A_ATT, 0, T, hp->n_head * hp->head_dim_v);
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), o = act2(s, A_H, 0, T, hp->n_embd);
 	gllmk_attention_params ap = { .causal = 1, .kv_len = (int32_t)(pos + T) };
+	gllmk_attention_ext_params xp = { .struct_size = sizeof(xp), .causal = 1, .kv_len = (int32_t)(pos + T) };
+	/* an f16 cache takes ABI 1.0's attention; block caches need attention_ext */
+	gllmk_status st = s->o.kv_type == GLLMK_F16 ? gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)
+						    : gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp);
 
-	if (call(e, "gllmk_attention", il, gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)) ||
+	if (call(e, s->o.kv_type == GLLMK_F16 ? "gllmk_attention" : "gllmk_attention_ext", il, st) ||
 	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)) ||
 	    call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o)))
 		return e->status;

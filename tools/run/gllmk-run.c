@@ -26,6 +26,7 @@ static const char USAGE[] =
 	"  -t, --threads N        CPU plugin threads (default 0: one per physical core)\n"
 	"  -b, --batch B          prompt tokens per forward pass (default 512)\n"
 	"  -c, --ctx C            KV cache tokens (default: prompt + n)\n"
+	"      --kv-type T        KV cache dtype: f16 (default), q8_0, q4_0 (head sizes: multiples of 32)\n"
 	"      --logits FILE      write every evaluated position's logits (f32 rows)\n"
 	"      --bench            pp and tg benchmark (llama-bench style), with the roofline\n"
 	"      --reps R           benchmark repetitions (default 5)\n"
@@ -75,7 +76,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_PEER, O_INFO, O_JSON };
+       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -88,9 +89,23 @@ static const struct option LONG_OPTS[] = {
 	{ "reps", required_argument, NULL, O_REPS },	   { "pp", required_argument, NULL, O_PP },
 	{ "tg", required_argument, NULL, O_TG },	   { "peer", required_argument, NULL, O_PEER },
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
+	{ "kv-type", required_argument, NULL, O_KV_TYPE },
 	{ "quiet", no_argument, NULL, 'q' },		   { "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+static int parse_kv_type(const char *arg, gllmk_dtype *out, struct run_error *e)
+{
+	static const gllmk_dtype kv_types[] = { GLLMK_F16, GLLMK_Q8_0, GLLMK_Q4_0 };
+
+	for (size_t i = 0; i < sizeof(kv_types) / sizeof(kv_types[0]); i++) {
+		if (!strcmp(arg, gllmk_dtype_name(kv_types[i]))) {
+			*out = kv_types[i];
+			return 0;
+		}
+	}
+	return run_fail(e, RUN_E_BAD_INPUT, "--kv-type '%s': not f16, q8_0 or q4_0", arg);
+}
 
 /* One option's value into o; 0, or an error (exit 2). */
 static int take_option(int c, const char *arg, struct run_opts *o, struct run_error *e)
@@ -119,6 +134,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_PEER: o->peer = arg; break;
 	case O_INFO: o->info = true; break;
 	case O_JSON: o->json = true; break;
+	case O_KV_TYPE: r = parse_kv_type(arg, &o->kv_type, e); break;
 	case 'q': o->quiet = true; break;
 	default: r = run_fail(e, RUN_E_BAD_INPUT, "unknown option (gllmk-run --help lists them)");
 	}
@@ -129,7 +145,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct run_erro
 {
 	int c;
 
-	*o = (struct run_opts){ .n_gen = 16, .n_batch = 512, .top_p = 1.0f, .seed = 42, .reps = 5, .pp = 512, .tg = 128 };
+	*o = (struct run_opts){ .n_gen = 16, .n_batch = 512, .kv_type = GLLMK_F16, .top_p = 1.0f, .seed = 42, .reps = 5,
+				.pp = 512, .tg = 128 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "m:n:t:b:c:qh", LONG_OPTS, NULL)) != -1) {
 		if (c == 'h') {
@@ -428,7 +445,9 @@ static int run_generate(const struct run_model *m, gllmk_context *ctx, const str
 		r = run_fail(e, RUN_E_BAD_INPUT, "--logits '%s': %s", o->logits, strerror(errno));
 		goto out;
 	}
-	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = g.n_ctx, .n_batch = o->n_batch, .all_logits = lf != NULL },
+	r = run_state_new(m, ctx,
+			  &(struct run_state_opts){ .n_ctx = g.n_ctx, .n_batch = o->n_batch, .kv_type = o->kv_type,
+						    .all_logits = lf != NULL },
 			  &s, e);
 	if (!r)
 		r = generate(s, m, o, &prompt, lf, &g, e);

@@ -151,7 +151,16 @@ def add_metadata(w, a):
     w.add_layer_norm_rms_eps(a.eps)
     w.add_rope_freq_base(a.rope_base)
     w.add_rope_dimension_count(a.head_dim)
-    if a.rope_scale:
+    if a.yarn:
+        # YaRN as llama.cpp reads it (SPEC/RUN.md): factor, training context, yarn_* keys
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(a.yarn)
+        w.add_rope_scaling_orig_ctx_len(a.yarn_orig_ctx)
+        if a.yarn_attn_factor is not None:
+            w.add_rope_scaling_yarn_attn_factor(a.yarn_attn_factor)
+        if a.yarn_beta_fast is not None:
+            w.add_rope_scaling_yarn_beta_fast(a.yarn_beta_fast)
+    elif a.rope_scale:
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(a.rope_scale)
     else:
@@ -164,6 +173,24 @@ def add_metadata(w, a):
     w.add_unk_token_id(0)
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
+
+
+def llama3_rope_freqs(base, n_rot, factor=8.0, low=1.0, high=4.0, orig=8192):
+    """Llama 3.1's rope_freqs.weight, as convert_hf_to_gguf.py writes it."""
+    freqs = base ** (-np.arange(0, n_rot, 2, dtype=np.float64) / n_rot)
+    wavelen = 2 * np.pi / freqs
+    smooth = (orig / wavelen - low) / (high - low)
+    ff = np.where(wavelen < orig / high, 1.0,
+                  np.where(wavelen > orig / low, factor, 1.0 / ((1 - smooth) / factor + smooth)))
+    return ff.astype(np.float32)
+
+
+def rope_freqs(a, rng):
+    """llama3: the formula (at a tiny model's positions it barely moves the angles);
+    random: any positive factor per pair (LongRoPE-like), which moves them all."""
+    if a.rope_freqs == "llama3":
+        return llama3_rope_freqs(a.rope_base, a.head_dim)
+    return rng.uniform(0.25, 4.0, a.head_dim // 2).astype(np.float32)
 
 
 def add_tensors(w, a, rng):
@@ -200,6 +227,8 @@ def add_tensors(w, a, rng):
         matrix(p + "ffn_up.weight", a.ffn, a.dim)
         matrix(p + "ffn_down.weight", a.dim, a.ffn)
     vector("output_norm.weight", a.dim, 1.0, 0.1)
+    if a.rope_freqs:
+        w.add_tensor("rope_freqs.weight", rope_freqs(a, rng))
     if not a.tied:
         matrix("output.weight", a.vocab, a.dim)
 
@@ -222,6 +251,14 @@ def parse_args(argv):
     p.add_argument("--rope-base", type=float, help="llama 10000, qwen 1e6")
     p.add_argument("--rope-scale", type=float, default=0,
                    help="linear rope scaling factor (0: none); freq_scale = 1/factor")
+    p.add_argument("--rope-freqs", choices=["llama3", "random"],
+                   help="write rope_freqs.weight (Llama 3.1+ frequency factors)")
+    p.add_argument("--yarn", type=float, default=0,
+                   help="YaRN rope scaling factor (0: none); freq_scale = 1/factor")
+    p.add_argument("--yarn-orig-ctx", type=int, default=256,
+                   help="YaRN: rope.scaling.original_context_length")
+    p.add_argument("--yarn-attn-factor", type=float, help="YaRN: rope.scaling.yarn_attn_factor")
+    p.add_argument("--yarn-beta-fast", type=float, help="YaRN: rope.scaling.yarn_beta_fast")
     p.add_argument("--tied", action="store_true", help="no output.weight")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)

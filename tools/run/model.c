@@ -2,6 +2,7 @@
  * views. Everything about the file is decided in model_describe (no context
  * needed, so --info and bad files never open a plugin); model_bind only moves
  * bytes. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,32 @@ static int hp_float(const struct run_model *m, const char *suffix, float def, fl
 	return 0;
 }
 
-/* Linear scaling is a frequency scale; anything else needs ABI 1.1's rope_ext. */
+/* YaRN as llama.cpp reads it: freq_scale 1/factor, the training context
+ * (original_context_length, default context_length), and the yarn_* keys
+ * with llama.cpp's defaults (ext_factor 1, attn_factor 1, betas 32 and 1). */
+static int read_yarn(struct run_model *m, float factor, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+	int64_t orig;
+
+	if (!(factor > 0.0f))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.scaling.factor %g is not positive", factor);
+	hp->freq_scale = 1.0f / factor;
+	if (hp_int(m, "rope.scaling.original_context_length", hp->n_ctx_train, &orig, e) ||
+	    hp_float(m, "rope.scaling.yarn_ext_factor", 1.0f, &hp->ext_factor, e) ||
+	    hp_float(m, "rope.scaling.yarn_attn_factor", 1.0f, &hp->attn_factor, e) ||
+	    hp_float(m, "rope.scaling.yarn_beta_fast", 32.0f, &hp->beta_fast, e) ||
+	    hp_float(m, "rope.scaling.yarn_beta_slow", 1.0f, &hp->beta_slow, e))
+		return e->status;
+	if (!isfinite(hp->ext_factor) || !isfinite(hp->attn_factor) || !(hp->beta_fast > 0.0f) ||
+	    !(hp->beta_slow > 0.0f) || !isfinite(hp->beta_fast) || !isfinite(hp->beta_slow))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: YaRN ext_factor %g, attn_factor %g, beta_fast %g, beta_slow %g out of range",
+				hp->ext_factor, hp->attn_factor, hp->beta_fast, hp->beta_slow);
+	hp->n_ctx_orig = (int32_t)orig;
+	return 0;
+}
+
+/* Linear scaling is a frequency scale; YaRN goes through gllmk_rope_ext. */
 static int read_rope_scaling(struct run_model *m, struct run_error *e)
 {
 	char key[128];
@@ -90,6 +116,7 @@ static int read_rope_scaling(struct run_model *m, struct run_error *e)
 	int r = gguf_get_str(m->gguf, akey(key, sizeof(key), m, "rope.scaling.type"), &type, e->msg, sizeof(e->msg));
 
 	m->hp.freq_scale = 1.0f;
+	m->hp.attn_factor = 1.0f;
 	if (r < 0)
 		return e->status = RUN_E_BAD_INPUT;
 	if (hp_float(m, "rope.scaling.factor", 1.0f, &factor, e))
@@ -100,9 +127,10 @@ static int read_rope_scaling(struct run_model *m, struct run_error *e)
 			m->hp.freq_scale = 1.0f / factor;
 		return 0;
 	}
+	if (gguf_str_eq(type, "yarn"))
+		return read_yarn(m, factor, e);
 	if (!gguf_str_eq(type, "linear"))
-		return run_fail(e, RUN_E_UNSUPPORTED,
-				"'%s' = '%.*s': only linear rope scaling runs on gllmk's rope (YaRN and others need rope_ext, ABI 1.1)",
+		return run_fail(e, RUN_E_UNSUPPORTED, "'%s' = '%.*s': gllmk-run runs rope scaling none, linear and yarn",
 				key, (int)(type.len > 32 ? 32 : type.len), type.ptr);
 	if (!(factor > 0.0f))
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.scaling.factor %g is not positive", factor);
@@ -161,9 +189,6 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	if (!(hp->eps >= 0.0f && hp->eps < 1.0f) || !(hp->rope_base > 0.0f))
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: epsilon %g or rope.freq_base %g out of range",
 				hp->eps, hp->rope_base);
-	if (gguf_find_tensor(m->gguf, "rope_freqs.weight"))
-		return run_fail(e, RUN_E_UNSUPPORTED,
-				"tensor 'rope_freqs.weight': rope frequency factors (Llama 3.1+) need rope_ext, ABI 1.1");
 	return 0;
 }
 
@@ -277,8 +302,10 @@ static int bind_output(struct run_model *m, struct run_error *e)
 	const struct gguf_tensor *emb;
 
 	if (bind_tensor(m, &m->output_norm, "output_norm.weight", 0, hp->n_embd, false, e) ||
-	    bind_tensor(m, &m->output, "output.weight", hp->n_vocab, hp->n_embd, true, e))
+	    bind_tensor(m, &m->output, "output.weight", hp->n_vocab, hp->n_embd, true, e) ||
+	    bind_tensor(m, &m->rope_freqs, "rope_freqs.weight", 0, hp->n_rot / 2, true, e))
 		return e->status;
+	m->has_rope_freqs = gguf_find_tensor(m->gguf, "rope_freqs.weight") != NULL;
 	if (gguf_find_tensor(m->gguf, "output.weight"))
 		return 0;
 	emb = gguf_find_tensor(m->gguf, "token_embd.weight");

@@ -29,6 +29,9 @@ struct run_hparams {
 	int64_t head_dim, head_dim_v, n_rot, n_vocab, n_ctx_train;
 	float eps, rope_base, freq_scale;
 	int32_t rope_mode; /* enum gllmk_rope_mode */
+	/* YaRN (rope.scaling.type yarn; ext_factor 0 otherwise): gllmk_rope_ext's fields */
+	float ext_factor, attn_factor, beta_fast, beta_slow;
+	int32_t n_ctx_orig;
 };
 
 struct run_layer {
@@ -53,6 +56,8 @@ struct run_model {
 	enum run_arch arch;
 	struct run_hparams hp;
 	gllmk_tensor tok_embd, output_norm, output;
+	gllmk_tensor rope_freqs; /* Llama 3.1+ frequency factors [n_rot/2]; valid when has_rope_freqs */
+	bool has_rope_freqs;
 	struct run_layer *layers;
 	bool has_bias, has_qk_norm;
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
@@ -86,6 +91,7 @@ struct run_state;
 struct run_state_opts {
 	int64_t n_ctx;   /* KV cache tokens */
 	int64_t n_batch; /* most tokens per forward call */
+	gllmk_dtype kv_type; /* the K/V cache: f16, q8_0 or q4_0 */
 	bool all_logits; /* keep the logits of every position of a batch */
 };
 

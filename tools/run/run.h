@@ -12,6 +12,7 @@
 struct run_opts {
 	const char *model, *prompt_ids, *prompt_file, *plugin, *logits, *peer;
 	int64_t n_gen, n_batch, n_ctx;
+	gllmk_dtype kv_type; /* --kv-type: f16 (default), q8_0, q4_0 */
 	float temp, top_p;
 	int32_t top_k;
 	uint64_t seed;

@@ -337,6 +337,34 @@ void ref_quant_row_q8_0(const float *x, void *dst, int64_t n)
 	}
 }
 
+/* ggml's quantize_row_q4_0_ref: the element of largest |x| (the first on
+ * ties) maps to -8, d = max / -8; q = min(15, trunc(x/d + 8.5)). */
+void ref_quant_row_q4_0(const float *x, void *dst, int64_t n)
+{
+	struct block_q4_0 *y = dst;
+
+	for (int64_t i = 0; i < n / QK4_0; i++, x += QK4_0) {
+		float amax = 0.0f, max = 0.0f;
+
+		for (int j = 0; j < QK4_0; j++) {
+			if (amax < fabsf(x[j])) {
+				amax = fabsf(x[j]);
+				max = x[j];
+			}
+		}
+
+		const float d = max / -8;
+		const float id = d ? 1.0f / d : 0.0f;
+
+		y[i].d = f32_to_f16(d);
+		for (int j = 0; j < QK4_0 / 2; j++) {
+			const int8_t q0 = (int8_t)(x[j] * id + 8.5f), q1 = (int8_t)(x[QK4_0 / 2 + j] * id + 8.5f);
+
+			y[i].qs[j] = (uint8_t)((q0 < 15 ? q0 : 15) | (q1 < 15 ? q1 : 15) << 4);
+		}
+	}
+}
+
 /* ggml's nearest_int: round half to even through the float mantissa,
  * independent of the rounding mode; |f| < 2^22. */
 static int nearest_int(float f)

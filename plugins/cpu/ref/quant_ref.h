@@ -43,6 +43,7 @@
 	X(f32, GLLMK_F32)        \
 	X(f16, GLLMK_F16)        \
 	X(bf16, GLLMK_BF16)      \
+	X(q4_0, GLLMK_Q4_0)      \
 	X(q8_0, GLLMK_Q8_0)      \
 	X(q8_K, GLLMK_Q8_K)
 
@@ -52,8 +53,9 @@
 REF_DTYPES(REF_DECLARE_DEQUANT)
 #undef REF_DECLARE_DEQUANT
 
-/* ref_quant_row_<t>(src, dst, n): f32 to t; q8_0 and q8_K are ggml's
- * reference encoders (quantize_row_q8_0_ref, quantize_row_q8_K_ref). */
+/* ref_quant_row_<t>(src, dst, n): f32 to t; q4_0, q8_0 and q8_K are ggml's
+ * reference encoders (quantize_row_q4_0_ref, quantize_row_q8_0_ref,
+ * quantize_row_q8_K_ref). q4_0 serves kv_store's caches. */
 #define REF_DECLARE_QUANT(name, dt) void ref_quant_row_##name(const float *src, void *dst, int64_t n);
 REF_QUANT_DTYPES(REF_DECLARE_QUANT)
 #undef REF_DECLARE_QUANT
