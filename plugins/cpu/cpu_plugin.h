@@ -60,6 +60,9 @@ gllmk_status cpu_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t 
 			   gllmk_t block_table, const gllmk_attention_params *p);
 gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
+/* ABI 1.1 */
+gllmk_status cpu_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t slot_weights);
+gllmk_status cpu_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
 
 /* The dispatch table of a CPU plugin: every slot is the framework's; what
  * differs between CPU plugins is the probe and the kernel table open passes. */
@@ -102,6 +105,8 @@ gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *unif
 		.attention = cpu_attention,                          \
 		.argmax = cpu_argmax,                                \
 		.sample = cpu_sample,                                \
+		.matmul_id = cpu_matmul_id,                          \
+		.matmul_batched = cpu_matmul_batched,                \
 	}
 
 #endif

@@ -11,12 +11,18 @@
 #define VK_MATVEC_MAX_M 8
 #define VK_TILE 64
 
+/* matvec.comp's push constants; the fields after biaso are its -DIDS
+ * variant's (matmul_id). */
 struct matvec_push {
 	uint32_t M, N, K, flags;
 	uint32_t xo, xs0;
 	uint32_t wo, ws0;
 	uint32_t yo, ys0;
 	uint32_t biaso;
+	uint32_t xs1, wse, ys1, biase;
+	uint32_t ido, ids0;
+	uint32_t swo, sws0;
+	uint32_t k, E;
 };
 
 struct gemm_push {
@@ -35,6 +41,10 @@ static const enum vk_kernel matmul_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPE
 #define VK_MATVEC_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_SG_##T,
 static const enum vk_kernel matvec_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_KERNEL) };
 static const enum vk_kernel matvec_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_SG_KERNEL) };
+#define VK_MATVEC_ID_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_##T,
+#define VK_MATVEC_ID_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_SG_##T,
+static const enum vk_kernel matvec_id_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_KERNEL) };
+static const enum vk_kernel matvec_id_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_SG_KERNEL) };
 
 static uint32_t row_stride(gllmk_t t)
 {
@@ -105,4 +115,93 @@ gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gem
 	p.ao = vk_bind(c, &call, 2, a, false);
 	p.cs0 = (uint32_t)cm->stride[0];
 	return gemm_run(c, VK_KERNEL_MATMUL_F32, &call, &p);
+}
+
+/* ----------------------------------------------------------- matmul_id */
+
+/* ids the host can read without waiting (a mapped buffer no pending
+ * operator writes, laid out [T, k] contiguously) are checked here, so a bad
+ * id is GLLMK_E_BOUNDS from the call itself. ids a device op is still
+ * writing (moe_route's, in a model's layer) are not waited for: the kernel
+ * clamps a bad id and raises it, and the next sync returns GLLMK_E_BOUNDS
+ * naming token and slot (SPEC/VULKAN.md, "Bounds checks"). */
+static gllmk_status check_ids_now(struct vk_ctx *c, gllmk_t ids, int64_t experts)
+{
+	const struct vk_buf *b = ids->buf->impl;
+	const int64_t k = ids->shape[1];
+	int64_t bad;
+	int32_t value;
+	gllmk_status st;
+
+	if (!b->map || vk_buf_pending_write(c, b) || (ids->shape[0] > 1 && ids->stride[0] != 4 * k))
+		return GLLMK_OK;
+	st = vk_find_bad_index(c, ids, (uint64_t)(ids->shape[0] * k), experts, &bad, &value);
+	if (st || bad < 0)
+		return st;
+	return c->host->set_error(GLLMK_E_BOUNDS,
+				  "gllmk_matmul_id: ids[%lld, %lld] = %d (token %lld, slot %lld), w has %lld experts",
+				  (long long)(bad / k), (long long)(bad % k), value, (long long)(bad / k),
+				  (long long)(bad % k), (long long)experts);
+}
+
+/* One workgroup per (row n, token): matvec.comp -DIDS reads the ids on the
+ * device. Strides of size-1 dims are never used (index 0 only). */
+gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t sw)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	const uint32_t T = (uint32_t)ids->shape[0], N = (uint32_t)w->shape[1];
+	struct matvec_push p = {
+		.M = T, .N = N, .K = (uint32_t)w->shape[2],
+		.flags = (bias ? 1u : 0u) | (sw ? 2u : 0u),
+		.xs0 = (uint32_t)x->stride[0], .xs1 = x->ndim == 3 ? (uint32_t)x->stride[1] : 0,
+		.ws0 = (uint32_t)w->stride[1], .wse = (uint32_t)w->stride[0],
+		.ys0 = (uint32_t)y->stride[0], .ys1 = sw ? 0 : (uint32_t)y->stride[1],
+		.biase = bias ? (uint32_t)bias->stride[0] : 0,
+		.ids0 = (uint32_t)ids->stride[0],
+		.sws0 = sw ? (uint32_t)sw->stride[0] : 0,
+		.k = (uint32_t)ids->shape[1], .E = (uint32_t)w->shape[0],
+	};
+	gllmk_status s = check_ids_now(c, ids, w->shape[0]);
+
+	if (s)
+		return s;
+	p.yo = vk_bind(c, &call, 0, y, true);
+	p.wo = vk_bind(c, &call, 1, w, false);
+	p.xo = vk_bind(c, &call, 2, x, false);
+	p.biaso = bias ? vk_bind(c, &call, 3, bias, false) : 0;
+	p.ido = vk_bind(c, &call, 4, ids, false);
+	p.swo = sw ? vk_bind(c, &call, 5, sw, false) : 0;
+	return vk_dispatch(c, vk_pick(c, matvec_id_kernel[w->dtype], matvec_id_sg_kernel[w->dtype]), &call, &p,
+			   sizeof(p), (uint64_t)N * T);
+}
+
+/* ------------------------------------------------------ matmul_batched */
+
+/* The 2-D matrix t[i] of a 3-D tensor. */
+static gllmk_tensor slice3(gllmk_t t, int64_t i)
+{
+	gllmk_tensor s = {
+		.buf = t->buf,
+		.offset = t->offset + (uint64_t)(i * t->stride[0]),
+		.dtype = t->dtype,
+		.ndim = 2,
+		.shape = { t->shape[1], t->shape[2] },
+		.stride = { t->stride[1], t->stride[2] },
+	};
+	return s;
+}
+
+/* One matmul dispatch per batch, recorded back to back in the same
+ * command buffer (no wait between them). */
+gllmk_status vk_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w)
+{
+	gllmk_status s = GLLMK_OK;
+
+	for (int64_t b = 0; !s && b < x->shape[0]; b++) {
+		const gllmk_tensor yb = slice3(y, b), xb = slice3(x, b), wb = slice3(w, w->shape[0] == 1 ? 0 : b);
+
+		s = vk_matmul(st, &yb, &xb, &wb, NULL);
+	}
+	return s;
 }

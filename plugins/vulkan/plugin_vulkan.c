@@ -41,6 +41,8 @@ static const gllmk_plugin_table vk_table = {
 	.attention    = vk_attention,
 	.argmax       = vk_argmax,
 	.sample       = vk_sample,
+	.matmul_id    = vk_matmul_id,
+	.matmul_batched = vk_matmul_batched,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

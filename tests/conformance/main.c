@@ -45,6 +45,9 @@ CONF_GROUP_EXTERN(attention);
 #ifdef CONF_HAVE_GGML_VECTORS
 CONF_GROUP_EXTERN(ggml_vectors);
 #endif
+#ifdef CONF_HAVE_MATMUL_ID
+CONF_GROUP_EXTERN(matmul_id);
+#endif
 
 struct conf_group {
 	const struct CMUnitTest *tests;
@@ -78,6 +81,9 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_GGML_VECTORS
 	GROUP(ggml_vectors),
+#endif
+#ifdef CONF_HAVE_MATMUL_ID
+	GROUP(matmul_id),
 #endif
 };
 
