@@ -167,6 +167,8 @@ gllmk_status ocl_sync(void *st);
 typedef const gllmk_tensor *ocl_t;
 gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias);
 gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_params *p);
+gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t bias, ocl_t sw);
+gllmk_status ocl_matmul_batched(void *st, ocl_t y, ocl_t x, ocl_t w);
 gllmk_status ocl_dequantize(void *st, ocl_t y, ocl_t x);
 gllmk_status ocl_quantize(void *st, ocl_t y, ocl_t x);
 gllmk_status ocl_get_rows(void *st, ocl_t y, ocl_t table, ocl_t ids);

@@ -1,10 +1,16 @@
-/* matmul (any weight dtype, decoded in registers) and gemm (f32 sgemm). */
+/* matmul (any weight dtype, decoded in registers), gemm (f32 sgemm),
+ * matmul_id (the matvec kernel with the expert chosen on the device) and
+ * matmul_batched (one matmul per batch). */
+#include <stdlib.h>
+
 #include "ocl_wtypes.h"
 
 #define MATMUL_SLOT(dt, name) [dt] = OCLK_matmul_##name,
 #define MATVEC_SLOT(dt, name) [dt] = OCLK_matvec_##name,
 static const enum ocl_kernel_id matmul_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATMUL_SLOT) };
 static const enum ocl_kernel_id matvec_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATVEC_SLOT) };
+#define MATVEC_ID_SLOT(dt, name) [dt] = OCLK_matvec_id_##name,
+static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATVEC_ID_SLOT) };
 
 /* MT in kernels/opencl/matmul.cl: rows of x per work-item. Below 4 rows
  * the matvec variant (one row per item) wastes no work on absent rows. */
@@ -69,4 +75,103 @@ gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_para
 	ocl_arg_long(&args, k);
 	ocl_arg_long(&args, m * n);
 	return ocl_launch(&args, "gllmk_gemm", (uint64_t)(m * n));
+}
+
+/* ----------------------------------------------------------- matmul_id */
+
+/* The ids are checked on the host before the launch (a blocking read of
+ * the [T, k] span, as get_rows does: SPEC/OPENCL.md), so a bad id is
+ * GLLMK_E_BOUNDS from the call itself, naming token and slot. */
+static gllmk_status check_expert_ids(struct ocl_state *s, ocl_t ids, int64_t experts)
+{
+	const int64_t t = ids->shape[0], k = ids->shape[1], row = t > 1 ? ids->stride[0] / 4 : k;
+	const int64_t span = (t - 1) * row + k;
+	int32_t small[256], *buf = span <= 256 ? small : malloc((size_t)span * sizeof(int32_t));
+	gllmk_status st;
+
+	if (!buf)
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no host memory to check %lld ids",
+					  (long long)span);
+	st = ocl_read_i32(s, "gllmk_matmul_id", ids, span, buf);
+	for (int64_t i = 0; st == GLLMK_OK && i < t; i++)
+		for (int64_t j = 0; st == GLLMK_OK && j < k; j++) {
+			const int32_t e = buf[i * row + j];
+
+			if (e < 0 || e >= experts)
+				st = s->host->set_error(GLLMK_E_BOUNDS,
+							"gllmk_matmul_id: ids[%lld, %lld] = %d (token %lld, slot %lld), "
+							"w has %lld experts", (long long)i, (long long)j, e, (long long)i,
+							(long long)j, (long long)experts);
+		}
+	if (buf != small)
+		free(buf);
+	return st;
+}
+
+gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t bias, ocl_t sw)
+{
+	const int64_t t = ids->shape[0], n = w->shape[1], total = n * t;
+	struct ocl_args args = ocl_args(st, matvec_id_kernels[w->dtype]);
+	gllmk_status rc = check_expert_ids(st, ids, w->shape[0]);
+
+	if (rc != GLLMK_OK)
+		return rc;
+	ocl_arg_mem(&args, ocl_mem(y));
+	ocl_arg_long(&args, (int64_t)y->offset);
+	ocl_arg_long(&args, y->stride[0]);
+	ocl_arg_long(&args, sw ? 0 : y->stride[1]);
+	ocl_arg_mem(&args, ocl_mem(x));
+	ocl_arg_long(&args, (int64_t)x->offset);
+	ocl_arg_long(&args, x->stride[0]);
+	ocl_arg_long(&args, x->ndim == 3 ? x->stride[1] : 0);
+	ocl_arg_mem(&args, ocl_mem(w));
+	ocl_arg_long(&args, (int64_t)w->offset);
+	ocl_arg_long(&args, w->stride[1]);
+	ocl_arg_long(&args, w->stride[0]);
+	ocl_arg_mem(&args, ocl_mem(bias ? bias : y)); /* unread without a bias */
+	ocl_arg_long(&args, bias ? (int64_t)bias->offset : 0);
+	ocl_arg_long(&args, bias ? bias->stride[0] : 0);
+	ocl_arg_int(&args, bias != NULL);
+	ocl_arg_mem(&args, ocl_mem(ids));
+	ocl_arg_long(&args, (int64_t)ids->offset);
+	ocl_arg_long(&args, ids->stride[0]);
+	ocl_arg_mem(&args, ocl_mem(sw ? sw : y)); /* unread without slot weights */
+	ocl_arg_long(&args, sw ? (int64_t)sw->offset : 0);
+	ocl_arg_long(&args, sw ? sw->stride[0] : 0);
+	ocl_arg_int(&args, sw != NULL);
+	ocl_arg_long(&args, n);
+	ocl_arg_long(&args, w->shape[2]);
+	ocl_arg_long(&args, ids->shape[1]);
+	ocl_arg_long(&args, w->shape[0]);
+	ocl_arg_long(&args, total);
+	return ocl_launch(&args, "gllmk_matmul_id", (uint64_t)total);
+}
+
+/* ------------------------------------------------------ matmul_batched */
+
+/* The 2-D matrix t[i] of a 3-D tensor. */
+static gllmk_tensor slice3(ocl_t t, int64_t i)
+{
+	gllmk_tensor s = {
+		.buf = t->buf,
+		.offset = t->offset + (uint64_t)(i * t->stride[0]),
+		.dtype = t->dtype,
+		.ndim = 2,
+		.shape = { t->shape[1], t->shape[2] },
+		.stride = { t->stride[1], t->stride[2] },
+	};
+	return s;
+}
+
+/* One matmul launch per batch, enqueued back to back (no wait). */
+gllmk_status ocl_matmul_batched(void *st, ocl_t y, ocl_t x, ocl_t w)
+{
+	gllmk_status rc = GLLMK_OK;
+
+	for (int64_t b = 0; rc == GLLMK_OK && b < x->shape[0]; b++) {
+		const gllmk_tensor yb = slice3(y, b), xb = slice3(x, b), wb = slice3(w, w->shape[0] == 1 ? 0 : b);
+
+		rc = ocl_matmul(st, &yb, &xb, &wb, NULL);
+	}
+	return rc;
 }

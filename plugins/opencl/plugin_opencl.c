@@ -111,6 +111,8 @@ static const gllmk_plugin_table ocl_table = {
 	.attention    = ocl_attention,
 	.argmax       = ocl_argmax,
 	.sample       = ocl_sample,
+	.matmul_id    = ocl_matmul_id,
+	.matmul_batched = ocl_matmul_batched,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)
