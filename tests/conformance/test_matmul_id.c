@@ -332,6 +332,46 @@ static void matmul_id_bad_ids(void **state)
 	conf_covered("matmul_id");
 }
 
+/* The same with ids an earlier device op writes (argmax over rows whose
+ * largest value sits at column E for token 2, slot 1): a GPU plugin does
+ * not wait for them, so the offence may surface at the sync; the results
+ * of the good slots are not checked. */
+static void matmul_id_bad_device_ids(void **state)
+{
+	const int64_t t = 3, k = 2, e = 4, n = 5, kd = 32;
+	int64_t w_shape[3] = { e, n, kd }, x_shape[2] = { t, kd }, ids_shape[2] = { t, k }, y_shape[2] = { t, n };
+	int64_t l_shape[2] = { t * k, e + 1 }, flat = t * k;
+	float *w = conf_xmalloc(sizeof(float) * (size_t)(e * n * kd)), x[3 * 32] = { 0 }, logits[6 * 5] = { 0 };
+	float sw[6] = { 1, 1, 1, 1, 1, 1 };
+
+	(void)state;
+	conf_begin("matmul_id");
+	memset(w, 0, sizeof(float) * (size_t)(e * n * kd));
+	for (int64_t r = 0; r < t * k; r++)
+		logits[r * (e + 1) + (r == 5 ? e : r % e)] = 1.0f;
+	struct conf_tensor wt = conf_upload(GLLMK_F32, 3, w_shape, w), xt = conf_upload(GLLMK_F32, 2, x_shape, x);
+	struct conf_tensor lt = conf_upload(GLLMK_F32, 2, l_shape, logits), st = conf_upload(GLLMK_F32, 2, ids_shape, sw);
+	struct conf_tensor it = conf_output(GLLMK_I32, 1, &flat), yt = conf_output(GLLMK_F32, 2, y_shape);
+	gllmk_tensor ids2 = gllmk_tensor_make(it.buf, 0, GLLMK_I32, 2, ids_shape);
+	gllmk_status rc;
+
+	conf_ok(gllmk_argmax(conf.ctx, &it.t, &lt.t));
+	rc = gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &wt.t, &ids2, NULL, &st.t);
+	if (rc == GLLMK_OK)
+		rc = gllmk_sync(conf.ctx);
+	if (rc != GLLMK_E_BOUNDS || !strstr(gllmk_last_error(), "ids[2, 1]"))
+		conf_fail("matmul_id, ids[2, 1] = 4 from argmax: got %s (%s), want GLLMK_E_BOUNDS naming ids[2, 1]",
+			  gllmk_status_string(rc), gllmk_last_error());
+	conf_free(&wt);
+	conf_free(&xt);
+	conf_free(&lt);
+	conf_free(&st);
+	conf_free(&it);
+	conf_free(&yt);
+	free(w);
+	conf_covered("matmul_id");
+}
+
 #define EXPERT_DTYPES(X)                                                                       \
 	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q8_0, GLLMK_Q8_0)            \
 	X(q4_0, GLLMK_Q4_0) X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1)        \
@@ -351,5 +391,6 @@ EXPERT_DTYPES(EXPERT_TEST)
 CONF_GROUP(matmul_id) = {
 	EXPERT_DTYPES(EXPERT_ENTRY)
 	cmocka_unit_test(matmul_id_bad_ids),
+	cmocka_unit_test(matmul_id_bad_device_ids),
 };
 CONF_GROUP_END(matmul_id);
