@@ -6,39 +6,11 @@
  * disjoint from it, except matmul, gemm and attention, whose outputs must
  * not touch their inputs at all.
  */
-#include <inttypes.h>
-#include <math.h>
-
-#include "validate.h"
-
-#define CHECK(expr)                                  \
-	do {                                         \
-		gllmk_status check_st_ = (expr);     \
-		if (unlikely(check_st_ != GLLMK_OK)) \
-			return check_st_;            \
-	} while (0)
-
-#define FN(op) "gllmk_" #op
-
-/* Validation, then the call: the body of every wrapper. */
-#define VALIDATE_AND_DISPATCH(op, check, ...)                       \
-	do {                                                        \
-		gllmk_status st_ = (check);                         \
-		if (unlikely(st_ != GLLMK_OK))                      \
-			return st_;                                 \
-		return CORE_DISPATCH(ctx, FN(op), op, __VA_ARGS__); \
-	} while (0)
+#include "ops_common.h"
 
 gllmk_status core_unsupported(const gllmk_context *ctx, const char *fn, const char *slot)
 {
 	return core_error(GLLMK_E_UNSUPPORTED, "%s: plugin '%s' does not implement %s", fn, ctx->plugin->name, slot);
-}
-
-static gllmk_status check_invalid(const char *fn, int ok, const char *fmt_rule, double value, const char *name)
-{
-	if (likely(ok))
-		return GLLMK_OK;
-	return core_error(GLLMK_E_INVALID, "%s: %s = %g (%s)", fn, name, value, fmt_rule);
 }
 
 /* ------------------------------------------------------------ matrix */
@@ -109,32 +81,7 @@ GLLMK_API gllmk_status gllmk_gemm(gllmk_context *ctx, gllmk_t c, gllmk_t a, gllm
 
 /* ------------------------------------------------------------ y = f(x) */
 
-/* The rule of every one-input, one-output op: dtypes, same shape, in place
- * allowed. */
-struct unary_rule {
-	uint32_t y_mask, x_mask;
-	const char *y_want, *x_want;
-};
-
-static const struct unary_rule f32_to_f32 = { CORE_DT_F32, CORE_DT_F32, "f32", "f32" };
-
-/* Inlined into each wrapper (the tiny ops a decode loop calls most): the
- * call, its saved registers and the two views' round trip through the
- * stack were ~15 % of a gllmk_scale (callgrind: 237 -> 202 instructions). */
-static inline __attribute__((always_inline)) gllmk_status check_unary(gllmk_context *ctx, const char *fn,
-								      gllmk_t y, gllmk_t x,
-								      const struct unary_rule *r)
-{
-	struct core_view vy, vx;
-
-	CHECK(core_check_ctx(fn, ctx));
-	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, r->y_mask, r->y_want, &vy));
-	CHECK(core_view(ctx, fn, "x", x, CORE_IN, r->x_mask, r->x_want, &vx));
-	CHECK(core_check_same_shape(fn, &vy, &vx));
-	CHECK(core_check_alias(fn, &vy, &vx, CORE_IN_PLACE));
-	return GLLMK_OK;
-}
-
+/* struct unary_rule and check_unary: ops_common.h */
 #define UNARY_OP(op, rule)                                                              \
 	GLLMK_API gllmk_status gllmk_##op(gllmk_context *ctx, gllmk_t y, gllmk_t x)     \
 	{                                                                               \

@@ -5,26 +5,7 @@
  *
  * Aliasing: like matmul, y must not touch any input at all.
  */
-#include <inttypes.h>
-
-#include "validate.h"
-
-#define CHECK(expr)                                  \
-	do {                                         \
-		gllmk_status check_st_ = (expr);     \
-		if (unlikely(check_st_ != GLLMK_OK)) \
-			return check_st_;            \
-	} while (0)
-
-#define FN(op) "gllmk_" #op
-
-#define VALIDATE_AND_DISPATCH(op, check, ...)                       \
-	do {                                                        \
-		gllmk_status st_ = (check);                         \
-		if (unlikely(st_ != GLLMK_OK))                      \
-			return st_;                                 \
-		return CORE_DISPATCH(ctx, FN(op), op, __VA_ARGS__); \
-	} while (0)
+#include "ops_common.h" /* CHECK, FN, VALIDATE_AND_DISPATCH */
 
 #define WEIGHT_DTYPES "f32, f16, bf16 or a quant dtype"
 

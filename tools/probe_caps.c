@@ -193,6 +193,52 @@ static gllmk_status try_matmul_batched(struct arena *a, const struct cap_arg *c)
 	return a->st ? a->st : gllmk_matmul_batched(a->ctx, y, x, w);
 }
 
+/* variant 0: clamp; 1: softcap */
+static gllmk_status try_clamp_softcap(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+
+	if (a->st)
+		return a->st;
+	return c->variant ? gllmk_softcap(a->ctx, y, x, 30.0f) : gllmk_clamp(a->ctx, y, x, -1.0f, 1.0f);
+}
+
+/* gpt-oss's fused form: gate [3, 2·33] holding both halves */
+static gllmk_status try_glu(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 33));
+	const gllmk_tensor *gate = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 66));
+	gllmk_glu_params p = { .struct_size = sizeof(p), .op = GLLMK_GLU_SWIGLU_OAI };
+
+	(void)c;
+	return a->st ? a->st : gllmk_glu(a->ctx, y, gate, NULL, &p);
+}
+
+static gllmk_status try_top_k(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *values = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 40));
+	const gllmk_tensor *ids = arena_new(a, GLLMK_I32, NULL, SHAPE(2, 40));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 1000));
+
+	(void)c;
+	return a->st ? a->st : gllmk_top_k(a->ctx, values, ids, x);
+}
+
+/* DeepSeek V3's routing: sigmoid, bias, 8 groups of which 4 are kept */
+static gllmk_status try_moe_route(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *ids = arena_new(a, GLLMK_I32, NULL, SHAPE(3, 8));
+	const gllmk_tensor *w = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 8));
+	const gllmk_tensor *logits = arena_new(a, GLLMK_F32, NULL, SHAPE(3, 256));
+	const gllmk_tensor *bias = arena_new(a, GLLMK_F32, NULL, SHAPE(256));
+	gllmk_moe_route_params p = { .struct_size = sizeof(p), .gating = GLLMK_GATING_SIGMOID, .n_group = 8,
+				     .topk_group = 4, .norm = 1, .scale = 2.5f };
+
+	(void)c;
+	return a->st ? a->st : gllmk_moe_route(a->ctx, ids, w, logits, bias, &p);
+}
+
 /* The weight dtypes of ABI v1: matmul, dequantize and get_rows take them all. */
 #define WEIGHT_DTYPES(X)                                                                   \
 	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q4_0, GLLMK_Q4_0)        \
@@ -203,7 +249,7 @@ static gllmk_status try_matmul_batched(struct arena *a, const struct cap_arg *c)
 	X(f32, GLLMK_F32, f16, GLLMK_F16) X(f32, GLLMK_F32, bf16, GLLMK_BF16)              \
 	X(f16, GLLMK_F16, f32, GLLMK_F32) X(bf16, GLLMK_BF16, f32, GLLMK_F32)              \
 	X(f16, GLLMK_F16, bf16, GLLMK_BF16) X(bf16, GLLMK_BF16, f16, GLLMK_F16)
-#define UNARY_OPS(X) X(silu) X(gelu_tanh) X(gelu_erf) X(relu) X(tanh) X(exp)
+#define UNARY_OPS(X) X(silu) X(gelu_tanh) X(gelu_erf) X(relu) X(tanh) X(exp) X(sigmoid)
 
 #define CAP_MATMUL(n, dt) { "matmul:" #n, try_matmul, { .a = dt } },
 #define CAP_DEQUANT(n, dt) { "dequantize:" #n, try_transcode, { .a = dt, .b = GLLMK_F32, .unary = gllmk_dequantize } },
@@ -236,6 +282,11 @@ static const struct cap_try cap_tries[] = {
 	{ "sample", try_sample, { .variant = 1 } },
 	{ "matmul_id", try_matmul_id, { 0 } },
 	{ "matmul_batched", try_matmul_batched, { 0 } },
+	{ "clamp", try_clamp_softcap, { .variant = 0 } },
+	{ "softcap", try_clamp_softcap, { .variant = 1 } },
+	{ "glu", try_glu, { 0 } },
+	{ "top_k", try_top_k, { 0 } },
+	{ "moe_route", try_moe_route, { 0 } },
 };
 
 _Static_assert(sizeof(cap_tries) / sizeof(cap_tries[0]) <= PROBE_MAX_CAPS, "PROBE_MAX_CAPS too small");

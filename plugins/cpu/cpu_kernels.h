@@ -24,6 +24,10 @@ typedef float (*cpu_vec_dot_fn)(int64_t n, const void *w, const void *xq);
 typedef void (*cpu_unary_row_fn)(float *y, const float *x, int64_t n);
 typedef void (*cpu_binary_row_fn)(float *y, const float *a, const float *b, int64_t n);
 typedef void (*cpu_scale_row_fn)(float *y, const float *x, float s, int64_t n);
+/* Elementwise with two scalars: clamp (s = lo, t = hi), softcap (s = c,
+ * t = 1/c); and the glu of two rows with two (swiglu_oai: alpha, limit). */
+typedef void (*cpu_scalar2_row_fn)(float *y, const float *x, float s, float t, int64_t n);
+typedef void (*cpu_binary2_row_fn)(float *y, const float *a, const float *b, float s, float t, int64_t n);
 typedef void (*cpu_rms_norm_row_fn)(float *y, const float *x, const float *w, int64_t n, float eps);
 typedef void (*cpu_layer_norm_row_fn)(float *y, const float *x, const float *w, const float *b, int64_t n,
 				      float eps);
@@ -38,6 +42,10 @@ struct cpu_row_writers {
 	cpu_binary_row_fn add_row, mul_row, swiglu_row;
 	cpu_scale_row_fn scale_row;
 	cpu_unary_row_fn silu_row, gelu_tanh_row, gelu_erf_row, relu_row, tanh_row, exp_row;
+	cpu_unary_row_fn sigmoid_row;
+	cpu_scalar2_row_fn clamp_row, softcap_row;
+	cpu_binary_row_fn geglu_row, geglu_erf_row, reglu_row;
+	cpu_binary2_row_fn swiglu_oai_row;
 	cpu_rms_norm_row_fn rms_norm_row;
 	cpu_layer_norm_row_fn layer_norm_row;
 	cpu_softmax_write_row_fn softmax_write_row;
@@ -143,6 +151,17 @@ struct cpu_kernels {
 	cpu_unary_row_fn tanh_row;
 	cpu_unary_row_fn exp_row;
 	cpu_binary_row_fn swiglu_row;   /* y = silu(a) · b */
+	/* ABI 1.1 activations (SPEC/OPERATORS.md): y = 1/(1 + e^−x);
+	 * clamp y = max(min(x, t), s) (NaN gives t); softcap y = s·tanh(x·t);
+	 * the glu rows y = act(a) · b with act gelu_tanh, gelu_erf, relu, and
+	 * swiglu_oai with s = alpha, t = limit. */
+	cpu_unary_row_fn sigmoid_row;
+	cpu_scalar2_row_fn clamp_row;
+	cpu_scalar2_row_fn softcap_row;
+	cpu_binary_row_fn geglu_row;
+	cpu_binary_row_fn geglu_erf_row;
+	cpu_binary_row_fn reglu_row;
+	cpu_binary2_row_fn swiglu_oai_row;
 	/* w may be NULL (no weight). */
 	void (*rms_norm_row)(float *y, const float *x, const float *w, int64_t n, float eps);
 	void (*layer_norm_row)(float *y, const float *x, const float *w, const float *b, int64_t n, float eps);

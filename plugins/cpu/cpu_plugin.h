@@ -63,6 +63,13 @@ gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *unif
 /* ABI 1.1 */
 gllmk_status cpu_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t slot_weights);
 gllmk_status cpu_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
+gllmk_status cpu_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
+gllmk_status cpu_moe_route(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
+			   const gllmk_moe_route_params *p);
+gllmk_status cpu_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p);
+gllmk_status cpu_sigmoid(void *st, gllmk_t y, gllmk_t x);
+gllmk_status cpu_clamp(void *st, gllmk_t y, gllmk_t x, float lo, float hi);
+gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c);
 
 /* The dispatch table of a CPU plugin: every slot is the framework's; what
  * differs between CPU plugins is the probe and the kernel table open passes. */
@@ -107,6 +114,12 @@ gllmk_status cpu_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
 		.sample = cpu_sample,                                \
 		.matmul_id = cpu_matmul_id,                          \
 		.matmul_batched = cpu_matmul_batched,                \
+		.top_k = cpu_top_k,                                  \
+		.moe_route = cpu_moe_route,                          \
+		.glu = cpu_glu,                                      \
+		.sigmoid = cpu_sigmoid,                              \
+		.clamp = cpu_clamp,                                  \
+		.softcap = cpu_softcap,                              \
 	}
 
 #endif

@@ -1,4 +1,5 @@
-/* Elementwise ops: add, mul, scale, the activations and swiglu.
+/* Elementwise ops: add, mul, scale, the activations, swiglu and glu,
+ * clamp and softcap.
  *
  * One skeleton walks the rows (or, when every operand is contiguous, the
  * whole tensor as one row) and calls the ISA's row kernel on each piece.
@@ -16,6 +17,8 @@ enum ew_kind {
 	EW_UNARY,   /* y = f(a) */
 	EW_BINARY,  /* y = f(a, b), b broadcast to a's shape */
 	EW_SCALAR,  /* y = f(a, s) */
+	EW_SCALAR2, /* y = f(a, s, t) */
+	EW_BINARY2, /* y = f(a, b, s, t), b of a's shape */
 };
 
 struct ew_job {
@@ -23,7 +26,9 @@ struct ew_job {
 	cpu_unary_row_fn unary;
 	cpu_binary_row_fn binary;
 	scalar_row_fn scalar;           /* EW_SCALAR, and EW_BINARY when b is one value per row */
-	float s;
+	cpu_scalar2_row_fn scalar2;
+	cpu_binary2_row_fn binary2;
+	float s, t;
 	const gllmk_tensor *y, *a, *b;
 
 	int stream;                     /* the kernels are the nt twins: fence each piece */
@@ -110,6 +115,12 @@ static void ew_items(void *arg, int64_t begin, int64_t end, int tid)
 		case EW_SCALAR:
 			j->scalar(y, a, j->s, len);
 			break;
+		case EW_SCALAR2:
+			j->scalar2(y, a, j->s, j->t, len);
+			break;
+		case EW_BINARY2:
+			j->binary2(y, a, b_row(j, r) + off, j->s, j->t, len);
+			break;
 		case EW_BINARY:
 			if (j->b_scalar)
 				j->scalar(y, a, *b_row(j, r), len);
@@ -172,6 +183,7 @@ CPU_UNARY_OP(gelu_erf)
 CPU_UNARY_OP(relu)
 CPU_UNARY_OP(tanh)
 CPU_UNARY_OP(exp)
+CPU_UNARY_OP(sigmoid)
 CPU_BINARY_OP(add, add_scalar_row)
 CPU_BINARY_OP(mul, EW_KERNEL(s, y, scale_row))
 CPU_BINARY_OP(swiglu, NULL) /* gate and up have y's shape: never one value per row */
@@ -181,5 +193,75 @@ gllmk_status cpu_scale(void *st, gllmk_t y, gllmk_t x, float f)
 	const struct cpu_state *s = st;
 	struct ew_job j = { .kind = EW_SCALAR, .y = y, .a = x, .scalar = EW_KERNEL(s, y, scale_row), .s = f };
 
+	return ew_run(s, &j);
+}
+
+gllmk_status cpu_clamp(void *st, gllmk_t y, gllmk_t x, float lo, float hi)
+{
+	const struct cpu_state *s = st;
+	struct ew_job j = { .kind = EW_SCALAR2, .y = y, .a = x, .scalar2 = EW_KERNEL(s, y, clamp_row), .s = lo,
+			    .t = hi };
+
+	return ew_run(s, &j);
+}
+
+gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c)
+{
+	const struct cpu_state *s = st;
+	struct ew_job j = { .kind = EW_SCALAR2, .y = y, .a = x, .scalar2 = EW_KERNEL(s, y, softcap_row), .s = c,
+			    .t = 1.0f / c };
+
+	return ew_run(s, &j);
+}
+
+/* glu. The fused form (up NULL) becomes the split one: gate's rows
+ * [g half, u half] seen as two views of y's shape, the second N elements on
+ * (the halves trade places when swapped). Then act(gate) · up is a binary
+ * op like swiglu, which is glu's SILU. */
+static void cpu_glu_split_views(gllmk_t y, gllmk_t gate, const gllmk_glu_params *p, gllmk_tensor *g, gllmk_tensor *u)
+{
+	int64_t half = cpu_row_len(y) * (int64_t)sizeof(float);
+
+	*g = *gate;
+	g->shape[g->ndim - 1] = cpu_row_len(y);
+	*u = *g;
+	if (p->swapped)
+		g->offset += (uint64_t)half;
+	else
+		u->offset += (uint64_t)half;
+}
+
+gllmk_status cpu_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p)
+{
+	const struct cpu_state *s = st;
+	const int stream = cpu_stream_output(y);
+	gllmk_tensor g, u;
+	struct ew_job j = { .kind = EW_BINARY, .y = y, .a = gate, .b = up };
+
+	if (!up) {
+		cpu_glu_split_views(y, gate, p, &g, &u);
+		j.a = &g;
+		j.b = &u;
+	}
+	switch (p->op) {
+	case GLLMK_GLU_SILU:
+		j.binary = CPU_WRITER(s->k, stream, swiglu_row);
+		break;
+	case GLLMK_GLU_GELU_TANH:
+		j.binary = CPU_WRITER(s->k, stream, geglu_row);
+		break;
+	case GLLMK_GLU_GELU_ERF:
+		j.binary = CPU_WRITER(s->k, stream, geglu_erf_row);
+		break;
+	case GLLMK_GLU_RELU:
+		j.binary = CPU_WRITER(s->k, stream, reglu_row);
+		break;
+	default: /* GLLMK_GLU_SWIGLU_OAI; the core checked the op */
+		j.kind = EW_BINARY2;
+		j.binary2 = CPU_WRITER(s->k, stream, swiglu_oai_row);
+		j.s = p->alpha;
+		j.t = p->limit;
+		break;
+	}
 	return ew_run(s, &j);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cpu_plugin.h"
+#include "cpu_rank.h"
 #include "cpu_rows.h"
 
 #define PAR_MIN_ELEMS (64 * 1024)
@@ -67,84 +68,25 @@ gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x)
 
 /* ------------------------------------------------------------ sample */
 
-struct cand {
-	float logit;
-	int32_t idx;
-};
-
-/* The spec's order: larger logit first, then the lower index; NaN last. */
-static int ranks_before(const struct cand *a, const struct cand *b)
-{
-	int a_nan = isnan(a->logit), b_nan = isnan(b->logit);
-
-	if (a_nan != b_nan)
-		return b_nan;
-	if (!a_nan && a->logit != b->logit)
-		return a->logit > b->logit;
-	return a->idx < b->idx;
-}
-
-static int cand_cmp(const void *pa, const void *pb)
-{
-	return ranks_before(pa, pb) ? -1 : 1;
-}
-
-/* Min-heap on rank: the root is the worst of the k kept so far. */
-static void heap_sift_down(struct cand *h, int64_t k, int64_t i)
-{
-	for (;;) {
-		int64_t l = 2 * i + 1, r = l + 1, worst = i;
-
-		if (l < k && ranks_before(&h[worst], &h[l]))
-			worst = l;
-		if (r < k && ranks_before(&h[worst], &h[r]))
-			worst = r;
-		if (worst == i)
-			return;
-		struct cand t = h[i];
-
-		h[i] = h[worst];
-		h[worst] = t;
-		i = worst;
-	}
-}
-
-/* Fills c with the best k candidates of x, in the spec's order. */
-static void rank_candidates(struct cand *c, const float *x, int64_t n, int64_t k)
-{
-	for (int64_t j = 0; j < k; j++)
-		c[j] = (struct cand){ .logit = x[j], .idx = (int32_t)j };
-	if (k < n) {
-		for (int64_t i = k / 2; i-- > 0;)
-			heap_sift_down(c, k, i);
-		for (int64_t j = k; j < n; j++) {
-			struct cand e = { .logit = x[j], .idx = (int32_t)j };
-
-			if (ranks_before(&e, &c[0])) {
-				c[0] = e;
-				heap_sift_down(c, k, 0);
-			}
-		}
-	}
-	qsort(c, (size_t)k, sizeof(*c), cand_cmp);
-}
+/* The candidate order and cpu_rank_top: cpu_rank.h (shared with top_k and
+ * moe_route, ops_routing.c). */
 
 struct sample_job {
 	const gllmk_tensor *ids, *logits;
 	const float *uniform;
 	const gllmk_sample_params *p;
 	int64_t n;
-	struct cand *cands;     /* n per thread */
+	struct cpu_cand *cands;     /* n per thread */
 	double *probs;          /* n per thread */
 };
 
-static int32_t sample_row(const struct sample_job *j, const float *x, float u, struct cand *c, double *p)
+static int32_t sample_row(const struct sample_job *j, const float *x, float u, struct cpu_cand *c, double *p)
 {
 	const gllmk_sample_params *sp = j->p;
 	int64_t n = j->n, kept = sp->top_k > 0 && sp->top_k < n ? sp->top_k : n;
 	double inv_t = 1.0 / (double)sp->temperature, sum = 0.0, total = 0.0, acc = 0.0;
 
-	rank_candidates(c, x, n, kept);
+	cpu_rank_top(c, x, n, kept);
 	double z_max = (double)c[0].logit * inv_t;
 
 	if (!isfinite(z_max))
@@ -189,7 +131,7 @@ static int32_t sample_row(const struct sample_job *j, const float *x, float u, s
 static void sample_rows(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct sample_job *j = arg;
-	struct cand *c = j->cands + (int64_t)tid * j->n;
+	struct cpu_cand *c = j->cands + (int64_t)tid * j->n;
 	double *p = j->probs + (int64_t)tid * j->n;
 
 	for (int64_t r = begin; r < end; r++) {

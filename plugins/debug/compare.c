@@ -185,6 +185,8 @@ static double tolerance(const struct debug_call *c)
 	case DEBUG_OP_quantize:
 	case DEBUG_OP_argmax:
 	case DEBUG_OP_sample:
+	case DEBUG_OP_clamp:
+	case DEBUG_OP_top_k: /* values are moved, not computed */
 		return 0.0;
 	case DEBUG_OP_add:
 	case DEBUG_OP_mul:
@@ -198,7 +200,12 @@ static double tolerance(const struct debug_call *c)
 	case DEBUG_OP_tanh:
 	case DEBUG_OP_gelu_tanh:
 	case DEBUG_OP_gelu_erf:
+	case DEBUG_OP_sigmoid:
+	case DEBUG_OP_softcap:
+	case DEBUG_OP_glu:
 		return ldexp(1, -17);
+	case DEBUG_OP_moe_route: /* the weights: a softmax over E, then a few roundings */
+		return ldexp(1, -16) + rt(row_len(c->user[2]));
 	case DEBUG_OP_rms_norm:
 		return 2 * rt(row_len(c->user[1]));
 	case DEBUG_OP_layer_norm:

@@ -191,6 +191,13 @@ gllmk_status ocl_attention(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t
 			   const gllmk_attention_params *p);
 gllmk_status ocl_argmax(void *st, ocl_t ids, ocl_t x);
 gllmk_status ocl_sample(void *st, ocl_t ids, ocl_t logits, const float *uniform, const gllmk_sample_params *p);
+gllmk_status ocl_top_k(void *st, ocl_t values, ocl_t ids, ocl_t x);
+gllmk_status ocl_moe_route(void *st, ocl_t ids, ocl_t weights, ocl_t logits, ocl_t bias,
+			   const gllmk_moe_route_params *p);
+gllmk_status ocl_glu(void *st, ocl_t y, ocl_t gate, ocl_t up, const gllmk_glu_params *p);
+gllmk_status ocl_sigmoid(void *st, ocl_t y, ocl_t x);
+gllmk_status ocl_clamp(void *st, ocl_t y, ocl_t x, float lo, float hi);
+gllmk_status ocl_softcap(void *st, ocl_t y, ocl_t x, float c);
 
 static inline cl_mem ocl_mem(const gllmk_tensor *t)
 {

@@ -113,6 +113,12 @@ static const gllmk_plugin_table ocl_table = {
 	.sample       = ocl_sample,
 	.matmul_id    = ocl_matmul_id,
 	.matmul_batched = ocl_matmul_batched,
+	.top_k        = ocl_top_k,
+	.moe_route    = ocl_moe_route,
+	.glu          = ocl_glu,
+	.sigmoid      = ocl_sigmoid,
+	.clamp        = ocl_clamp,
+	.softcap      = ocl_softcap,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(ocl_table)

@@ -1,15 +1,16 @@
-/* add, mul, scale, the activations, swiglu (kernels/vulkan/elementwise.comp)
- * and convert (convert.comp). */
+/* add, mul, scale, the activations, swiglu and glu, clamp, softcap
+ * (kernels/vulkan/elementwise.comp) and convert (convert.comp). */
 #include "vk_plugin.h"
 
 struct ew_push {
 	uint32_t n, d1, d2, rows;
 	struct vk_view y, a, b;
 	uint32_t b_step;
-	float s;
+	float s, t;
 };
 
-static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_t a, gllmk_t b, float s)
+/* s, t: the op's scalars (elementwise.comp says which). */
+static gllmk_status ew_run2(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_t a, gllmk_t b, float s, float t)
 {
 	struct vk_call call = { 0 };
 	struct vk_rows r = vk_rows_of(a);
@@ -19,6 +20,7 @@ static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_
 		.d2 = r.d2,
 		.rows = r.rows,
 		.s = s,
+		.t = t,
 	};
 
 	p.y = vk_view_of(c, &call, 0, y, true);
@@ -28,6 +30,11 @@ static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_
 		p.b_step = b->shape[b->ndim - 1] == 1 ? 0 : 4;
 	}
 	return vk_dispatch(c, k, &call, &p, sizeof(p), vk_groups((uint64_t)r.n * r.rows, 256));
+}
+
+static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_t a, gllmk_t b, float s)
+{
+	return ew_run2(c, k, y, a, b, s, 0.0f);
 }
 
 #define VK_UNARY_OP(name, KERNEL)                                  \
@@ -47,6 +54,7 @@ VK_UNARY_OP(gelu_erf, VK_KERNEL_EW_GELU_ERF)
 VK_UNARY_OP(relu, VK_KERNEL_EW_RELU)
 VK_UNARY_OP(tanh, VK_KERNEL_EW_TANH)
 VK_UNARY_OP(exp, VK_KERNEL_EW_EXP)
+VK_UNARY_OP(sigmoid, VK_KERNEL_EW_SIGMOID)
 VK_BINARY_OP(add, VK_KERNEL_EW_ADD)
 VK_BINARY_OP(mul, VK_KERNEL_EW_MUL)
 VK_BINARY_OP(swiglu, VK_KERNEL_EW_SWIGLU)
@@ -54,6 +62,45 @@ VK_BINARY_OP(swiglu, VK_KERNEL_EW_SWIGLU)
 gllmk_status vk_scale(void *st, gllmk_t y, gllmk_t x, float s)
 {
 	return ew_run(st, VK_KERNEL_EW_SCALE, y, x, NULL, s);
+}
+
+gllmk_status vk_clamp(void *st, gllmk_t y, gllmk_t x, float lo, float hi)
+{
+	return ew_run2(st, VK_KERNEL_EW_CLAMP, y, x, NULL, lo, hi);
+}
+
+gllmk_status vk_softcap(void *st, gllmk_t y, gllmk_t x, float c)
+{
+	return ew_run2(st, VK_KERNEL_EW_SOFTCAP, y, x, NULL, c, 1.0f / c);
+}
+
+/* glu: the fused form (up NULL) as two views of gate's rows, y's shape
+ * each, the up half N elements after the gate half (before it, swapped). */
+gllmk_status vk_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p)
+{
+	static const enum vk_kernel kernel[] = {
+		[GLLMK_GLU_SILU] = VK_KERNEL_EW_SWIGLU,
+		[GLLMK_GLU_GELU_TANH] = VK_KERNEL_EW_GEGLU,
+		[GLLMK_GLU_GELU_ERF] = VK_KERNEL_EW_GEGLU_ERF,
+		[GLLMK_GLU_RELU] = VK_KERNEL_EW_REGLU,
+		[GLLMK_GLU_SWIGLU_OAI] = VK_KERNEL_EW_SWIGLU_OAI,
+	};
+	gllmk_tensor g, u;
+
+	if (!up) {
+		uint64_t half = (uint64_t)y->shape[y->ndim - 1] * sizeof(float);
+
+		g = *gate;
+		g.shape[g.ndim - 1] = y->shape[y->ndim - 1];
+		u = g;
+		if (p->swapped)
+			g.offset += half;
+		else
+			u.offset += half;
+		gate = &g;
+		up = &u;
+	}
+	return ew_run2(st, kernel[p->op], y, gate, up, p->alpha, p->limit);
 }
 
 /* ------------------------------------------------------------ convert */

@@ -43,6 +43,12 @@ static const gllmk_plugin_table vk_table = {
 	.sample       = vk_sample,
 	.matmul_id    = vk_matmul_id,
 	.matmul_batched = vk_matmul_batched,
+	.top_k        = vk_top_k,
+	.moe_route    = vk_moe_route,
+	.glu          = vk_glu,
+	.sigmoid      = vk_sigmoid,
+	.clamp        = vk_clamp,
+	.softcap      = vk_softcap,
 };
 
 GLLMK_DEFINE_PLUGIN_ENTRY(vk_table)

@@ -216,5 +216,12 @@ gllmk_status vk_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v
 			  const gllmk_attention_params *p);
 gllmk_status vk_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status vk_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
+gllmk_status vk_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
+gllmk_status vk_moe_route(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
+			  const gllmk_moe_route_params *p);
+gllmk_status vk_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p);
+gllmk_status vk_sigmoid(void *st, gllmk_t y, gllmk_t x);
+gllmk_status vk_clamp(void *st, gllmk_t y, gllmk_t x, float lo, float hi);
+gllmk_status vk_softcap(void *st, gllmk_t y, gllmk_t x, float c);
 
 #endif

@@ -48,6 +48,12 @@ CONF_GROUP_EXTERN(ggml_vectors);
 #ifdef CONF_HAVE_MATMUL_ID
 CONF_GROUP_EXTERN(matmul_id);
 #endif
+#ifdef CONF_HAVE_ACTIVATION
+CONF_GROUP_EXTERN(activation);
+#endif
+#ifdef CONF_HAVE_ROUTING
+CONF_GROUP_EXTERN(routing);
+#endif
 
 struct conf_group {
 	const struct CMUnitTest *tests;
@@ -84,6 +90,12 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_MATMUL_ID
 	GROUP(matmul_id),
+#endif
+#ifdef CONF_HAVE_ACTIVATION
+	GROUP(activation),
+#endif
+#ifdef CONF_HAVE_ROUTING
+	GROUP(routing),
 #endif
 };
 

@@ -41,6 +41,7 @@ enum fn {
 	F_SILU, F_GELU_TANH, F_GELU_ERF, F_RELU, F_TANH, F_EXP, F_SWIGLU,
 	F_RMS_NORM, F_LAYER_NORM, F_SOFTMAX, F_ROPE, F_GET_ROWS, F_ATTENTION, F_ATTENTION_PAGED,
 	F_ARGMAX, F_SAMPLE,
+	F_SIGMOID, F_CLAMP, F_SOFTCAP, F_GLU, F_GLU_FUSED, F_TOP_K, F_MOE_ROUTE,
 	F_BUFFER_ALLOC, F_BUFFER_WRAP, F_BUFFER_WRITE, F_BUFFER_READ, F_BUFFER_COPY, F_SYNC,
 	F_OPEN, F_SURVEY, F_ROW_BYTES,
 	F_COUNT,
@@ -113,6 +114,18 @@ static const struct fn_desc fn_descs[F_COUNT] = {
 	[F_ARGMAX] = { "gllmk_argmax", 1, { TENSOR("ids", GLLMK_I32, 3), TENSOR("x", GLLMK_F32, 3, 10) } },
 	[F_SAMPLE] = { "gllmk_sample", 1, { TENSOR("ids", GLLMK_I32, 3), TENSOR("logits", GLLMK_F32, 3, 10),
 		POINTER("uniform"), POINTER("p") } },
+	[F_SIGMOID] = UNARY_DESC(sigmoid),
+	[F_CLAMP] = UNARY_DESC(clamp),
+	[F_SOFTCAP] = UNARY_DESC(softcap),
+	/* up NULL makes it the fused form: a case of its own (F_GLU_FUSED) */
+	[F_GLU] = { "gllmk_glu", 1, { TENSOR("y", GLLMK_F32, 2, 32), TENSOR("gate", GLLMK_F32, 2, 32),
+		{ .name = "up", .dtype = GLLMK_F32, .ndim = 2, .shape = { 2, 32 }, .optional = -1 }, POINTER("p") } },
+	[F_GLU_FUSED] = { "gllmk_glu", 1, { TENSOR("y", GLLMK_F32, 2, 16), TENSOR("gate", GLLMK_F32, 2, 32),
+		ABSENT("up"), POINTER("p") } },
+	[F_TOP_K] = { "gllmk_top_k", 1, { OPTIONAL("values", GLLMK_F32, 3, 4), TENSOR("ids", GLLMK_I32, 3, 4),
+		TENSOR("x", GLLMK_F32, 3, 10) } },
+	[F_MOE_ROUTE] = { "gllmk_moe_route", 1, { TENSOR("ids", GLLMK_I32, 3, 2), TENSOR("weights", GLLMK_F32, 3, 2),
+		TENSOR("logits", GLLMK_F32, 3, 8), OPTIONAL("bias", GLLMK_F32, 8), POINTER("p") } },
 	[F_BUFFER_ALLOC] = { "gllmk_buffer_alloc", 0, { POINTER("out") } },
 	[F_BUFFER_WRAP] = { "gllmk_buffer_wrap", 0, { POINTER("host"), POINTER("out") } },
 	[F_BUFFER_WRITE] = { "gllmk_buffer_write", 0, { POINTER("buf"), POINTER("src") } },
@@ -131,6 +144,8 @@ enum param {
 	P_S, P_EPS, P_TRANS_A, P_TRANS_B, P_SM_SCALE, P_SM_CAUSAL, P_ROPE_MODE, P_N_ROT, P_THETA, P_FREQ,
 	P_ATT_SCALE, P_ATT_CAUSAL, P_KV_LEN, P_TEMP, P_TOP_K, P_TOP_P, P_UNIFORM0,
 	P_OFF, P_OFF2, P_SIZE, P_N, P_DTYPE, P_STRUCT_SIZE, P_FLAGS, P_N_THREADS,
+	P_LO, P_HI, P_CAP, P_GLU_OP, P_GLU_SWAPPED, P_GLU_ALPHA, P_GLU_LIMIT,
+	P_GATING, P_N_GROUP, P_TOPK_GROUP, P_NORM, P_MOE_SCALE,
 	P_COUNT,
 };
 
@@ -141,6 +156,9 @@ static const char *const param_names[P_COUNT] = {
 	[P_KV_LEN] = "kv_len", [P_TEMP] = "temperature", [P_TOP_K] = "top_k", [P_TOP_P] = "top_p",
 	[P_UNIFORM0] = "uniform", [P_OFF] = "offset", [P_OFF2] = "src_offset", [P_SIZE] = "size", [P_N] = "n",
 	[P_DTYPE] = "dtype", [P_STRUCT_SIZE] = "struct_size", [P_FLAGS] = "flags", [P_N_THREADS] = "n_threads",
+	[P_LO] = "lo", [P_HI] = "hi", [P_CAP] = "c", [P_GLU_OP] = "op", [P_GLU_SWAPPED] = "swapped",
+	[P_GLU_ALPHA] = "alpha", [P_GLU_LIMIT] = "limit", [P_GATING] = "gating", [P_N_GROUP] = "n_group",
+	[P_TOPK_GROUP] = "topk_group", [P_NORM] = "norm", [P_MOE_SCALE] = "scale",
 };
 
 struct params {
@@ -150,6 +168,9 @@ struct params {
 	gllmk_rope_params rope;
 	gllmk_attention_params attn;
 	gllmk_sample_params sample;
+	float lo, hi, cap;
+	gllmk_glu_params glu;
+	gllmk_moe_route_params moe;
 	float uniform[4];
 	uint64_t off, off2, size;
 	int64_t n;
@@ -608,6 +629,124 @@ static const struct vcase cases[] = {
 	C(F_ROW_BYTES, E_OVERFLOW, "n", PARAM(P_DTYPE, GLLMK_F32), PARAM(P_N, P2(62))),
 	C(F_ROW_BYTES, E_INVALID, NULL, PARAM(P_N, -1)),
 	C(F_ROW_BYTES, OK, NULL, PARAM(P_DTYPE, GLLMK_Q4_K), PARAM(P_N, 512)),
+
+	/* sigmoid, clamp, softcap: f32, same shape, in place allowed */
+	C(F_SIGMOID, E_DTYPE, NULL, DTYPE("x", GLLMK_F16)),
+	C(F_SIGMOID, E_DTYPE, NULL, DTYPE("y", GLLMK_I32)),
+	C(F_SIGMOID, E_SHAPE, "y|x", SHAPE("y", 1, 31)),
+	C(F_SIGMOID, OK, NULL, ALIAS("y", "x", 0)),
+	C(F_SIGMOID, E_ALIAS, "y|x", ALIAS("y", "x", 4)),
+	/* clamp: lo <= hi, neither NaN; infinities allowed */
+	C(F_CLAMP, E_INVALID, "lo|hi", PARAM(P_LO, 2)),
+	C(F_CLAMP, E_INVALID, NULL, PARAM(P_LO, NaN)),
+	C(F_CLAMP, E_INVALID, NULL, PARAM(P_HI, NaN)),
+	C(F_CLAMP, OK, NULL, PARAM(P_LO, 1)),
+	C(F_CLAMP, OK, NULL, PARAM(P_LO, -INF)),
+	C(F_CLAMP, OK, NULL, PARAM(P_HI, INF)),
+	C(F_CLAMP, E_INVALID, "lo|hi", PARAM(P_LO, INF)),
+	C(F_CLAMP, E_DTYPE, NULL, DTYPE("x", GLLMK_BF16)),
+	C(F_CLAMP, E_SHAPE, "y|x", NDIM("y", 1), SHAPE("y", 0, 64)),
+	C(F_CLAMP, OK, NULL, ALIAS("y", "x", 0)),
+	/* softcap: c finite and > 0 */
+	C(F_SOFTCAP, E_INVALID, NULL, PARAM(P_CAP, 0)),
+	C(F_SOFTCAP, E_INVALID, NULL, PARAM(P_CAP, -30)),
+	C(F_SOFTCAP, E_INVALID, NULL, PARAM(P_CAP, INF)),
+	C(F_SOFTCAP, E_INVALID, NULL, PARAM(P_CAP, NaN)),
+	C(F_SOFTCAP, OK, NULL, PARAM(P_CAP, 1e-3)),
+	C(F_SOFTCAP, E_DTYPE, NULL, DTYPE("y", GLLMK_F16)),
+	C(F_SOFTCAP, E_SHAPE, "y|x", SHAPE("x", 0, 3)),
+
+	/* glu, split: gate, up and y one shape; in place on gate or up */
+	C(F_GLU, E_NULL, "p", NUL("p")),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_OP, 5)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_OP, -1)),
+	C(F_GLU, OK, NULL, PARAM(P_GLU_OP, GLLMK_GLU_SWIGLU_OAI)),
+	C(F_GLU, OK, NULL, PARAM(P_GLU_OP, GLLMK_GLU_RELU)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_SWAPPED, 2)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_ALPHA, NaN)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_LIMIT, -1)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_GLU_LIMIT, INF)),
+	C(F_GLU, OK, NULL, PARAM(P_GLU_OP, GLLMK_GLU_SWIGLU_OAI), PARAM(P_GLU_ALPHA, 1), PARAM(P_GLU_LIMIT, 3)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_STRUCT_SIZE, 0)),
+	C(F_GLU, E_INVALID, NULL, PARAM(P_STRUCT_SIZE, 4)),
+	C(F_GLU, OK, NULL, PARAM(P_STRUCT_SIZE, 8)),   /* op only: the rest read as 0 */
+	C(F_GLU, OK, NULL, PARAM(P_STRUCT_SIZE, 256)), /* a newer, longer struct */
+	C(F_GLU, E_DTYPE, NULL, DTYPE("up", GLLMK_F16)),
+	C(F_GLU, E_DTYPE, NULL, DTYPE("gate", GLLMK_I32)),
+	C(F_GLU, E_SHAPE, "y|up", SHAPE("up", 1, 16)),
+	C(F_GLU, E_SHAPE, "y|gate", SHAPE("gate", 0, 3)),
+	C(F_GLU, OK, NULL, ALIAS("y", "gate", 0)),
+	C(F_GLU, OK, NULL, ALIAS("y", "up", 0)),
+	C(F_GLU, E_ALIAS, "y|up", ALIAS("y", "up", 8)),
+	/* glu, fused (up NULL): gate [.., 2N], y [.., N], y apart from gate */
+	C(F_GLU_FUSED, OK, NULL, PARAM(P_GLU_SWAPPED, 1)),
+	C(F_GLU_FUSED, OK, NULL, PARAM(P_GLU_OP, GLLMK_GLU_GELU_ERF)),
+	C(F_GLU_FUSED, E_SHAPE, "y|gate", SHAPE("y", 1, 32)),
+	C(F_GLU_FUSED, E_SHAPE, "y|gate", SHAPE("gate", 1, 31)),
+	C(F_GLU_FUSED, E_SHAPE, "y|gate", SHAPE("y", 0, 1)),
+	C(F_GLU_FUSED, E_SHAPE, "y|gate", NDIM("y", 1), SHAPE("y", 0, 16)),
+	C(F_GLU_FUSED, E_ALIAS, "y|gate", ALIAS("y", "gate", 0)),
+	C(F_GLU_FUSED, E_ALIAS, "y|gate", ALIAS("y", "gate", 128)),
+	C(F_GLU_FUSED, OK, NULL, ALIAS("y", "gate", 256)),
+
+	/* top_k: x f32 [R, N], ids i32 [R, k], values f32 [R, k] or NULL; k <= N */
+	C(F_TOP_K, E_DTYPE, NULL, DTYPE("ids", GLLMK_F32)),
+	C(F_TOP_K, E_DTYPE, NULL, DTYPE("values", GLLMK_I32)),
+	C(F_TOP_K, E_DTYPE, NULL, DTYPE("x", GLLMK_F16)),
+	C(F_TOP_K, E_SHAPE, "ids|x", SHAPE("ids", 1, 11), SHAPE("values", 1, 11)),
+	C(F_TOP_K, OK, NULL, SHAPE("ids", 1, 10), SHAPE("values", 1, 10)),
+	C(F_TOP_K, OK, NULL, SHAPE("ids", 1, 1), SHAPE("values", 1, 1)),
+	C(F_TOP_K, E_SHAPE, "ids|x", SHAPE("ids", 0, 2), SHAPE("values", 0, 2)),
+	C(F_TOP_K, E_SHAPE, "values|ids", SHAPE("values", 1, 3)),
+	C(F_TOP_K, E_SHAPE, NULL, NDIM("x", 1), SHAPE("x", 0, 10)),
+	C(F_TOP_K, E_SHAPE, NULL, NDIM("ids", 3), SHAPE("ids", 2, 1)),
+	C(F_TOP_K, E_SHAPE, NULL, NDIM("values", 1), SHAPE("values", 0, 4)),
+	C(F_TOP_K, E_ALIAS, "ids|x", ALIAS("ids", "x", 0)),
+	C(F_TOP_K, E_ALIAS, "values|x", ALIAS("values", "x", 40)),
+	C(F_TOP_K, E_ALIAS, "values|ids", ALIAS("values", "ids", 8)),
+	C(F_TOP_K, OK, NULL, ALIAS("values", "ids", 48)),
+
+	/* moe_route: logits f32 [T, E], ids i32 [T, k], weights f32 [T, k], bias f32 [E] */
+	C(F_MOE_ROUTE, E_NULL, "p", NUL("p")),
+	C(F_MOE_ROUTE, E_DTYPE, NULL, DTYPE("ids", GLLMK_F32)),
+	C(F_MOE_ROUTE, E_DTYPE, NULL, DTYPE("weights", GLLMK_I32)),
+	C(F_MOE_ROUTE, E_DTYPE, NULL, DTYPE("logits", GLLMK_BF16)),
+	C(F_MOE_ROUTE, E_DTYPE, NULL, DTYPE("bias", GLLMK_F16)),
+	C(F_MOE_ROUTE, E_SHAPE, "ids|logits", SHAPE("ids", 1, 9), SHAPE("weights", 1, 9)),
+	C(F_MOE_ROUTE, OK, NULL, SHAPE("ids", 1, 8), SHAPE("weights", 1, 8)),
+	C(F_MOE_ROUTE, E_SHAPE, "ids|logits", SHAPE("ids", 0, 2), SHAPE("weights", 0, 2)),
+	C(F_MOE_ROUTE, E_SHAPE, "weights|ids", SHAPE("weights", 1, 3)),
+	C(F_MOE_ROUTE, E_SHAPE, "bias|logits", SHAPE("bias", 0, 7)),
+	C(F_MOE_ROUTE, E_SHAPE, NULL, NDIM("bias", 2), SHAPE("bias", 0, 1)),
+	C(F_MOE_ROUTE, E_SHAPE, NULL, NDIM("logits", 1), SHAPE("logits", 0, 8)),
+	C(F_MOE_ROUTE, E_ALIAS, "ids|logits", ALIAS("ids", "logits", 0)),
+	C(F_MOE_ROUTE, E_ALIAS, "weights|ids", ALIAS("weights", "ids", 4)),
+	C(F_MOE_ROUTE, E_ALIAS, "weights|bias", ALIAS("weights", "bias", 0)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_GATING, 3)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_GATING, -1)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_GATING, GLLMK_GATING_SIGMOID)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_GATING, GLLMK_GATING_SOFTMAX_AFTER)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_NORM, 2)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_MOE_SCALE, NaN)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_MOE_SCALE, INF)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_MOE_SCALE, 2.5)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_N_GROUP, -1)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_N_GROUP, 1)),
+	/* grouped: E divisible by n_group, 2+ experts a group, 1 <= topk_group <= n_group,
+	 * k <= the experts of topk_group groups */
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_N_GROUP, 4), PARAM(P_TOPK_GROUP, 1)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_N_GROUP, 3), PARAM(P_TOPK_GROUP, 1)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_N_GROUP, 8), PARAM(P_TOPK_GROUP, 1)),
+	C(F_MOE_ROUTE, E_INVALID, "n_group", PARAM(P_N_GROUP, 512), PARAM(P_TOPK_GROUP, 1), SHAPE("logits", 1, 1024),
+	  SHAPE("bias", 0, 1024)),
+	C(F_MOE_ROUTE, E_INVALID, "topk_group", PARAM(P_N_GROUP, 4)),
+	C(F_MOE_ROUTE, E_INVALID, "topk_group", PARAM(P_N_GROUP, 4), PARAM(P_TOPK_GROUP, 5)),
+	C(F_MOE_ROUTE, E_INVALID, "k|topk_group", PARAM(P_N_GROUP, 4), PARAM(P_TOPK_GROUP, 1),
+	  SHAPE("ids", 1, 3), SHAPE("weights", 1, 3)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_N_GROUP, 4), PARAM(P_TOPK_GROUP, 2), SHAPE("ids", 1, 4),
+	  SHAPE("weights", 1, 4)),
+	C(F_MOE_ROUTE, E_INVALID, NULL, PARAM(P_STRUCT_SIZE, 0)),
+	C(F_MOE_ROUTE, OK, NULL, PARAM(P_STRUCT_SIZE, 8)), /* gating only: the rest read as 0 */
 };
 
 /* What every tensor argument of every operator gets. want_optional: the
@@ -784,9 +923,23 @@ static void set_param(struct params *p, const struct mut *m)
 	case P_SIZE: p->size = (uint64_t)i; break;
 	case P_N: p->n = i; break;
 	case P_DTYPE: p->dtype = (int32_t)i; break;
-	case P_STRUCT_SIZE: p->opts.struct_size = (uint32_t)i; break;
+	case P_STRUCT_SIZE: /* of whichever struct the function takes */
+		p->opts.struct_size = p->glu.struct_size = p->moe.struct_size = (uint32_t)i;
+		break;
 	case P_FLAGS: p->opts.flags = (uint32_t)i; break;
 	case P_N_THREADS: p->opts.n_threads = (int32_t)i; break;
+	case P_LO: p->lo = (float)f; break;
+	case P_HI: p->hi = (float)f; break;
+	case P_CAP: p->cap = (float)f; break;
+	case P_GLU_OP: p->glu.op = (int32_t)i; break;
+	case P_GLU_SWAPPED: p->glu.swapped = (int32_t)i; break;
+	case P_GLU_ALPHA: p->glu.alpha = (float)f; break;
+	case P_GLU_LIMIT: p->glu.limit = (float)f; break;
+	case P_GATING: p->moe.gating = (int32_t)i; break;
+	case P_N_GROUP: p->moe.n_group = (int32_t)i; break;
+	case P_TOPK_GROUP: p->moe.topk_group = (int32_t)i; break;
+	case P_NORM: p->moe.norm = (int32_t)i; break;
+	case P_MOE_SCALE: p->moe.scale = (float)f; break;
 	case P_COUNT: break;
 	}
 }
@@ -801,6 +954,11 @@ static void default_params(struct call *c)
 		.rope = { .mode = GLLMK_ROPE_NORMAL, .theta_base = 10000.0f, .freq_scale = 1.0f },
 		.attn = { .causal = 1, .kv_len = c->vc->fn == F_ATTENTION_PAGED ? 6 : 0 },
 		.sample = { .temperature = 0.8f, .top_k = 5, .top_p = 0.9f },
+		.lo = -1.0f,
+		.hi = 1.0f,
+		.cap = 30.0f,
+		.glu = { .struct_size = sizeof(gllmk_glu_params), .op = GLLMK_GLU_SILU },
+		.moe = { .struct_size = sizeof(gllmk_moe_route_params), .gating = GLLMK_GATING_SOFTMAX, .norm = 1 },
 		.uniform = { 0.1f, 0.5f, 0.9f, 0.3f },
 		.size = 64,
 		.n = 64,
@@ -1048,6 +1206,14 @@ static gllmk_status invoke_op(struct call *c)
 		return gllmk_attention(ctx, TP(c, 0), TP(c, 1), TP(c, 2), TP(c, 3), TP(c, 4), TP(c, 5), PP(c, 6, attn));
 	case F_ARGMAX: return gllmk_argmax(ctx, TP(c, 0), TP(c, 1));
 	case F_SAMPLE: return gllmk_sample(ctx, TP(c, 0), TP(c, 1), c->passed[2] ? c->p.uniform : NULL, PP(c, 3, sample));
+	case F_SIGMOID: return gllmk_sigmoid(ctx, TP(c, 0), TP(c, 1));
+	case F_CLAMP: return gllmk_clamp(ctx, TP(c, 0), TP(c, 1), c->p.lo, c->p.hi);
+	case F_SOFTCAP: return gllmk_softcap(ctx, TP(c, 0), TP(c, 1), c->p.cap);
+	case F_GLU:
+	case F_GLU_FUSED:
+		return gllmk_glu(ctx, TP(c, 0), TP(c, 1), TP(c, 2), PP(c, 3, glu));
+	case F_TOP_K: return gllmk_top_k(ctx, TP(c, 0), TP(c, 1), TP(c, 2));
+	case F_MOE_ROUTE: return gllmk_moe_route(ctx, TP(c, 0), TP(c, 1), TP(c, 2), TP(c, 3), PP(c, 4, moe));
 	default: break;
 	}
 	fail_msg("not an operator: %d", (int)c->vc->fn);
@@ -1267,6 +1433,12 @@ static void run_rules(struct tally *t, enum fn fn, int i)
 	}
 }
 
+/* What tells two descriptions of one function apart in the test names. */
+static const char *fn_variant(enum fn fn)
+{
+	return fn == F_ATTENTION_PAGED ? " (paged)" : fn == F_GLU_FUSED ? " (fused)" : "";
+}
+
 static void test_fn(void **state)
 {
 	enum fn fn = (enum fn)(intptr_t)*state;
@@ -1294,8 +1466,7 @@ static void test_fn(void **state)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 		if (cases[k].fn == fn)
 			tally_case(&t, &cases[k]);
-	print_message("%s%s: %d of %d cases failed\n", fd->name, fn == F_ATTENTION_PAGED ? " (paged)" : "", t.failed,
-		      t.run);
+	print_message("%s%s: %d of %d cases failed\n", fd->name, fn_variant(fn), t.failed, t.run);
 	assert_int_equal(t.failed, 0);
 }
 
@@ -1370,7 +1541,7 @@ int main(int argc, char **argv)
 	for (int fn = 0; fn < F_COUNT; fn++) {
 		static char names[F_COUNT][48];
 
-		snprintf(names[fn], sizeof(names[fn]), "%s%s", fn_descs[fn].name, fn == F_ATTENTION_PAGED ? " (paged)" : "");
+		snprintf(names[fn], sizeof(names[fn]), "%s%s", fn_descs[fn].name, fn_variant(fn));
 		tests[n++] = (struct CMUnitTest){
 			.name = names[fn],
 			.test_func = test_fn,

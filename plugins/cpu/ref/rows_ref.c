@@ -32,15 +32,63 @@ static inline float silu(float v)
 	return v / (1.0f + expf(-v));
 }
 
+static inline float gelu_tanh(float v)
+{
+	return 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * v * (1.0f + GELU_COEF_A * v * v)));
+}
+
+static inline float gelu_erf(float v)
+{
+	return 0.5f * v * (1.0f + erff(v * SQRT_HALF));
+}
+
+static inline float relu(float v)
+{
+	return v > 0.0f ? v : 0.0f;
+}
+
 REF_UNARY_ROW(silu, silu(v))
-REF_UNARY_ROW(gelu_tanh, 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * v * (1.0f + GELU_COEF_A * v * v))))
-REF_UNARY_ROW(gelu_erf, 0.5f * v * (1.0f + erff(v * SQRT_HALF)))
-REF_UNARY_ROW(relu, v > 0.0f ? v : 0.0f)
+REF_UNARY_ROW(gelu_tanh, gelu_tanh(v))
+REF_UNARY_ROW(gelu_erf, gelu_erf(v))
+REF_UNARY_ROW(relu, relu(v))
+REF_UNARY_ROW(sigmoid, 1.0f / (1.0f + expf(-v)))
 REF_UNARY_ROW(tanh, tanhf(v))
 REF_UNARY_ROW(exp, expf(v))
 REF_BINARY_ROW(add, u + v)
 REF_BINARY_ROW(mul, u * v)
 REF_BINARY_ROW(swiglu, silu(u) * v)
+REF_BINARY_ROW(geglu, gelu_tanh(u) * v)
+REF_BINARY_ROW(geglu_erf, gelu_erf(u) * v)
+REF_BINARY_ROW(reglu, relu(u) * v)
+
+/* ggml's order: min(x, hi) first, so NaN gives hi (NaN < hi is false). */
+void ref_clamp_row(float *y, const float *x, float lo, float hi, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float v = x[i] < hi ? x[i] : hi;
+
+		y[i] = v > lo ? v : lo;
+	}
+}
+
+void ref_softcap_row(float *y, const float *x, float c, float inv_c, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = c * tanhf(x[i] * inv_c);
+}
+
+/* gpt-oss: g' = min(g, limit), u' = clamp(u, -limit, limit),
+ * y = g'·sigmoid(alpha·g')·(u' + 1), as ggml_swiglu_oai. */
+void ref_swiglu_oai_row(float *y, const float *gate, const float *up, float alpha, float limit, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float g = gate[i] < limit ? gate[i] : limit;
+		float u = up[i] < limit ? up[i] : limit;
+
+		u = u > -limit ? u : -limit;
+		y[i] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
+	}
+}
 
 void ref_scale_row(float *y, const float *x, float s, int64_t n)
 {

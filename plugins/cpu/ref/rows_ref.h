@@ -17,6 +17,13 @@ void ref_relu_row(float *y, const float *x, int64_t n);
 void ref_tanh_row(float *y, const float *x, int64_t n);
 void ref_exp_row(float *y, const float *x, int64_t n);
 void ref_swiglu_row(float *y, const float *gate, const float *up, int64_t n);
+void ref_sigmoid_row(float *y, const float *x, int64_t n);
+void ref_clamp_row(float *y, const float *x, float lo, float hi, int64_t n);
+void ref_softcap_row(float *y, const float *x, float c, float inv_c, int64_t n);
+void ref_geglu_row(float *y, const float *gate, const float *up, int64_t n);
+void ref_geglu_erf_row(float *y, const float *gate, const float *up, int64_t n);
+void ref_reglu_row(float *y, const float *gate, const float *up, int64_t n);
+void ref_swiglu_oai_row(float *y, const float *gate, const float *up, float alpha, float limit, int64_t n);
 void ref_rms_norm_row(float *y, const float *x, const float *w, int64_t n, float eps);
 void ref_layer_norm_row(float *y, const float *x, const float *w, const float *b, int64_t n, float eps);
 float ref_dot_f32(int64_t n, const float *a, const float *b);
@@ -43,6 +50,13 @@ void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, in
 	.tanh_row = ref_tanh_row,                       \
 	.exp_row = ref_exp_row,                         \
 	.swiglu_row = ref_swiglu_row,                   \
+	.sigmoid_row = ref_sigmoid_row,                 \
+	.clamp_row = ref_clamp_row,                     \
+	.softcap_row = ref_softcap_row,                 \
+	.geglu_row = ref_geglu_row,                     \
+	.geglu_erf_row = ref_geglu_erf_row,             \
+	.reglu_row = ref_reglu_row,                     \
+	.swiglu_oai_row = ref_swiglu_oai_row,           \
 	.rms_norm_row = ref_rms_norm_row,               \
 	.layer_norm_row = ref_layer_norm_row,           \
 	.dot_f32 = ref_dot_f32,                         \

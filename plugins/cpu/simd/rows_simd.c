@@ -158,6 +158,49 @@ DEFINE_UNARY(exp, vf_exp(v))
 DEFINE_BINARY(add, vf_add(v, u))
 DEFINE_BINARY(mul, vf_mul(v, u))
 DEFINE_BINARY(swiglu, swiglu_v(v, u))
+DEFINE_UNARY(sigmoid, vf_sigmoid(v))
+DEFINE_BINARY(geglu, vf_mul(gelu_tanh_v(v), u))
+DEFINE_BINARY(geglu_erf, vf_mul(gelu_erf_v(v), u))
+DEFINE_BINARY(reglu, vf_mul(relu_v(v), u))
+
+/* min(x, hi) first: vf_min returns hi for a NaN x, as the reference. */
+static ALWAYS_INLINE void clamp_row_body(float *y, const float *x, float lo, float hi, int64_t n, int stream)
+{
+	const vf l = vf_set1(lo), h = vf_set1(hi);
+
+	WRITE_ROW(stream, X_LOADS, vf_max(vf_min(v, h), l));
+}
+
+DEFINE_WRITERS(clamp_row, (float *y, const float *x, float lo, float hi, int64_t n), y, x, lo, hi, n)
+
+static ALWAYS_INLINE void softcap_row_body(float *y, const float *x, float c, float inv_c, int64_t n, int stream)
+{
+	const vf cv = vf_set1(c), iv = vf_set1(inv_c);
+
+	WRITE_ROW(stream, X_LOADS, vf_mul(cv, vf_tanh(vf_mul(v, iv))));
+}
+
+DEFINE_WRITERS(softcap_row, (float *y, const float *x, float c, float inv_c, int64_t n), y, x, c, inv_c, n)
+
+/* gpt-oss's glu: g' = min(g, limit), u' = clamp(u, −limit, limit),
+ * y = g'·sigmoid(alpha·g')·(u' + 1). */
+static inline vf swiglu_oai_v(vf g, vf u, vf alpha, vf limit)
+{
+	g = vf_min(g, limit);
+	u = vf_max(vf_min(u, limit), vf_sub(vf_zero(), limit));
+	return vf_mul(vf_mul(g, vf_sigmoid(vf_mul(alpha, g))), vf_add(u, vf_set1(1.0f)));
+}
+
+static ALWAYS_INLINE void swiglu_oai_row_body(float *y, const float *a, const float *b, float alpha, float limit,
+					      int64_t n, int stream)
+{
+	const vf al = vf_set1(alpha), li = vf_set1(limit);
+
+	WRITE_ROW(stream, AB_LOADS, swiglu_oai_v(v, u, al, li));
+}
+
+DEFINE_WRITERS(swiglu_oai_row, (float *y, const float *a, const float *b, float alpha, float limit, int64_t n), y,
+	       a, b, alpha, limit, n)
 
 static ALWAYS_INLINE void scale_row_body(float *y, const float *x, float s, int64_t n, int stream)
 {

@@ -30,6 +30,14 @@
 	X(isa, relu_row, (float *y, const float *x, int64_t n))                                        \
 	X(isa, tanh_row, (float *y, const float *x, int64_t n))                                        \
 	X(isa, exp_row, (float *y, const float *x, int64_t n))                                         \
+	X(isa, sigmoid_row, (float *y, const float *x, int64_t n))                                     \
+	X(isa, clamp_row, (float *y, const float *x, float lo, float hi, int64_t n))                   \
+	X(isa, softcap_row, (float *y, const float *x, float c, float inv_c, int64_t n))               \
+	X(isa, geglu_row, (float *y, const float *gate, const float *up, int64_t n))                   \
+	X(isa, geglu_erf_row, (float *y, const float *gate, const float *up, int64_t n))               \
+	X(isa, reglu_row, (float *y, const float *gate, const float *up, int64_t n))                   \
+	X(isa, swiglu_oai_row, (float *y, const float *gate, const float *up, float alpha, float limit, \
+				int64_t n))                                                             \
 	X(isa, rms_norm_row, (float *y, const float *x, const float *w, int64_t n, float eps))         \
 	X(isa, layer_norm_row, (float *y, const float *x, const float *w, const float *b, int64_t n,   \
 				float eps))                                                             \
