@@ -80,15 +80,16 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off,
 }
 #else
 /* -DIDS (with MT=1): matmul_id. One work-item per (row n, token t), over
- * the token's k slots: slot j's expert id is read on the device (the host
- * has checked them; a bad one is clamped to 0 all the same), and w's row n
+ * the token's k slots: slot j's expert id is read on the device (a bad one
+ * is clamped to 0 and raised in the status words, which the host reports
+ * at the next sync: [0] set once, [1] token, [2] slot, [3] id, [4] E), and w's row n
  * of that expert is dotted with the slot's x row (x_s1 = 0: the token's
  * row serves every slot). Without slot weights slot j's result goes to
  * y[t, j, n]; with them y[t, n] = sum_j weight[t, j] · result. */
 __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, ulong x_off, long x_s0, long x_s1,
 		    cbytes *wb, ulong w_off, long w_s0, long w_se, cbytes *bb, ulong b_off, long b_se, int has_bias,
 		    cbytes *ib, ulong i_off, long i_s0, cbytes *sb, ulong s_off, long s_s0, int weighted, long N,
-		    long K, long k, long E, long total)
+		    long K, long k, long E, __global int *status, long total)
 {
 	long g = get_global_id(0);
 
@@ -103,7 +104,15 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, u
 		__global const float *x[1] = { (__global const float *)(xb + x_off + t * x_s0 + j * x_s1) };
 		float acc[1];
 
-		id = id < 0 || id >= E ? 0 : id;
+		if (id < 0 || id >= E) {
+			if (n == 0 && atomic_cmpxchg(status, 0, 1) == 0) {
+				status[1] = (int)t;
+				status[2] = (int)j;
+				status[3] = id;
+				status[4] = (int)E;
+			}
+			id = 0;
+		}
 		dot_rows(wb + w_off + id * w_se + n * w_s0, x, K, acc);
 		float v = acc[0] + (has_bias ? ((__global const float *)(bb + b_off + id * b_se))[n] : 0.0f);
 

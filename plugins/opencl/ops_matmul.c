@@ -1,8 +1,6 @@
 /* matmul (any weight dtype, decoded in registers), gemm (f32 sgemm),
  * matmul_id (the matvec kernel with the expert chosen on the device) and
  * matmul_batched (one matmul per batch). */
-#include <stdlib.h>
-
 #include "ocl_wtypes.h"
 
 #define MATMUL_SLOT(dt, name) [dt] = OCLK_matmul_##name,
@@ -79,43 +77,18 @@ gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_para
 
 /* ----------------------------------------------------------- matmul_id */
 
-/* The ids are checked on the host before the launch (a blocking read of
- * the [T, k] span, as get_rows does: SPEC/OPENCL.md), so a bad id is
- * GLLMK_E_BOUNDS from the call itself, naming token and slot. */
-static gllmk_status check_expert_ids(struct ocl_state *s, ocl_t ids, int64_t experts)
-{
-	const int64_t t = ids->shape[0], k = ids->shape[1], row = t > 1 ? ids->stride[0] / 4 : k;
-	const int64_t span = (t - 1) * row + k;
-	int32_t small[256], *buf = span <= 256 ? small : malloc((size_t)span * sizeof(int32_t));
-	gllmk_status st;
-
-	if (!buf)
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no host memory to check %lld ids",
-					  (long long)span);
-	st = ocl_read_i32(s, "gllmk_matmul_id", ids, span, buf);
-	for (int64_t i = 0; st == GLLMK_OK && i < t; i++)
-		for (int64_t j = 0; st == GLLMK_OK && j < k; j++) {
-			const int32_t e = buf[i * row + j];
-
-			if (e < 0 || e >= experts)
-				st = s->host->set_error(GLLMK_E_BOUNDS,
-							"gllmk_matmul_id: ids[%lld, %lld] = %d (token %lld, slot %lld), "
-							"w has %lld experts", (long long)i, (long long)j, e, (long long)i,
-							(long long)j, (long long)experts);
-		}
-	if (buf != small)
-		free(buf);
-	return st;
-}
-
+/* The expert ids are not read back: in a MoE layer moe_route has just made
+ * them on the device, and a blocking read per call would stall every layer.
+ * The kernel checks them, clamps a bad one to 0 and raises the context's
+ * status; the next gllmk_sync (or buffer read) returns GLLMK_E_BOUNDS
+ * naming token and slot (ocl_check_status, SPEC/OPENCL.md). */
 gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t bias, ocl_t sw)
 {
 	const int64_t t = ids->shape[0], n = w->shape[1], total = n * t;
-	struct ocl_args args = ocl_args(st, matvec_id_kernels[w->dtype]);
-	gllmk_status rc = check_expert_ids(st, ids, w->shape[0]);
+	struct ocl_state *s = st;
+	struct ocl_args args = ocl_args(s, matvec_id_kernels[w->dtype]);
 
-	if (rc != GLLMK_OK)
-		return rc;
+	s->status_armed = 1;
 	ocl_arg_mem(&args, ocl_mem(y));
 	ocl_arg_long(&args, (int64_t)y->offset);
 	ocl_arg_long(&args, y->stride[0]);
@@ -143,6 +116,7 @@ gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t
 	ocl_arg_long(&args, w->shape[2]);
 	ocl_arg_long(&args, ids->shape[1]);
 	ocl_arg_long(&args, w->shape[0]);
+	ocl_arg_mem(&args, s->status);
 	ocl_arg_long(&args, total);
 	return ocl_launch(&args, "gllmk_matmul_id", (uint64_t)total);
 }
