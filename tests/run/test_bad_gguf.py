@@ -326,7 +326,23 @@ def model_cases(good):
              status=3, expect=['mamba'], model_level=True),
         Case('tensor type iq2_xxs', build(llama(n_embd=256, n_ff=512, attn_q_type=IQ2_XXS))[0],
              status=3, expect=['iq2_xxs'], model_level=True),
+        # a mixture of experts (expert_count > 0) needs the router and expert stacks
+        Case('expert_count 4 on dense tensors', variant(good, experts(4, 2)),
+             expect=['blk.0.ffn_gate_inp.weight'], model_level=True),
+        Case('expert_used_count > expert_count', variant(good, experts(4, 5)),
+             expect=['expert_used_count'], model_level=True),
+        Case('expert_count without expert_used_count', variant(good, experts(4, None)),
+             expect=['llama.expert_used_count'], model_level=True),
     ]
+
+
+def experts(count, used):
+    """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
+    def add(m):
+        m.kvs.append(['llama.expert_count', U32, count])
+        if used is not None:
+            m.kvs.append(['llama.expert_used_count', U32, used])
+    return add
 
 
 def all_cases(good):
