@@ -57,13 +57,23 @@ static void dot_rows(cbytes *w, __global const float *const *x, long K, float *a
 }
 
 #ifndef IDS
+/* matmul, and matmul_batched with the batch as the outer work-item index:
+ * y, x and w offset by the batch times y_sb, x_sb, w_sb (w_sb 0: one w
+ * for every batch). */
 __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off, long x_s0, cbytes *wb, ulong w_off,
-		    long w_s0, cbytes *bb, ulong b_off, int has_bias, long M, long N, long K, long total)
+		    long w_s0, cbytes *bb, ulong b_off, int has_bias, long M, long N, long K, long y_sb, long x_sb,
+		    long w_sb, long total)
 {
 	long g = get_global_id(0);
 
 	if (g >= total)
 		return;
+	long per_batch = N * ((M + MT - 1) / MT), b = g / per_batch;
+
+	g %= per_batch;
+	y_off += b * y_sb;
+	x_off += b * x_sb;
+	w_off += b * w_sb;
 	long n = g % N, m0 = g / N * MT;
 	int rows = (int)min((long)MT, M - m0);
 	cbytes *w = wb + w_off + n * w_s0;

@@ -1,5 +1,6 @@
 /* Matrix-vector product for small M: y[m, n] = x[m, :] . w[n, :] (+ bias[n]).
- * One workgroup per weight row n; the row is decoded once and dotted with
+ * One workgroup per weight row n (and batch b, matmul_batched: x, w and y
+ * offset by b times their batch strides); the row is decoded once and dotted with
  * up to MV_M activation rows, then reduced across the workgroup.
  *
  * Q8_0, Q4_0, Q4_K and Q6_K (MV_UNITS): an invocation decodes whole
@@ -39,8 +40,11 @@ layout(push_constant) uniform Push {
 	uint wo, ws0;
 	uint yo, ys0;
 	uint biaso;
-	/* IDS only: M above is T, the tokens; strides in bytes */
-	uint xs1, wse, ys1, biase; /* x's slot, w's and bias's expert, y's slot */
+	/* The outer index's byte strides: matmul_batched's batch (x, w, y), or
+	 * with IDS a slot of x, an expert of w, a slot of y; B: batches (1 for
+	 * matmul). IDS only below: M above is T, the tokens. */
+	uint xs1, wse, ys1, B;
+	uint biase;                /* bias's expert stride */
 	uint ido, ids0;            /* ids [T, k] */
 	uint swo, sws0;            /* slot weights [T, k]; flags & 2: present */
 	uint k, E;
@@ -198,20 +202,21 @@ void dot_rows(uint w, uint t)
 #ifndef IDS
 void main()
 {
-	uint n = wg_linear();
-	if (n >= p.N)
+	uint g = wg_linear();
+	uint n = g % p.N, b = g / p.N; /* row n of batch b */
+	if (b >= p.B)
 		return;
 	uint t = gl_LocalInvocationID.x;
-	uint w = p.wo + n * p.ws0;
+	uint w = p.wo + b * p.wse + n * p.ws0;
 
-	xbase = p.xo;
+	xbase = p.xo + b * p.xs1;
 	biasbase = p.biaso;
 	for (m0 = 0u; m0 < p.M; m0 += MV_M) {
 		mc = min(MV_M, p.M - m0);
 		dot_rows(w, t);
 		uint parts = reduce_parts(t);
 		if (t < mc)
-			STF(b0, p.yo + (m0 + t) * p.ys0 + 4u * n, reduced(t, parts, n));
+			STF(b0, p.yo + b * p.ys1 + (m0 + t) * p.ys0 + 4u * n, reduced(t, parts, n));
 		barrier();
 	}
 }

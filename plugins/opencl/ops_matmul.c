@@ -1,6 +1,6 @@
 /* matmul (any weight dtype, decoded in registers), gemm (f32 sgemm),
  * matmul_id (the matvec kernel with the expert chosen on the device) and
- * matmul_batched (one matmul per batch). */
+ * matmul_batched (matmul's kernels with the batch as the outer index). */
 #include "ocl_wtypes.h"
 
 #define MATMUL_SLOT(dt, name) [dt] = OCLK_matmul_##name,
@@ -14,40 +14,53 @@ static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTY
  * the matvec variant (one row per item) wastes no work on absent rows. */
 #define MATMUL_ROWS 4
 
-/* rows and row stride of a 1-D or 2-D f32 tensor */
-static void rows_of(ocl_t t, int64_t *rows, int64_t *stride)
+/* The dims and strides of a 2-D matrix or a 3-D batch of them, counted
+ * from the innermost: d 0 the row length, 1 the rows, 2 the batches. A
+ * size-1 dim's stride reads as 0. */
+static int64_t dim_from_end(ocl_t t, int d)
 {
-	*rows = t->ndim == 1 ? 1 : t->shape[0];
-	*stride = t->ndim == 1 ? 0 : t->stride[0];
+	return d < t->ndim ? t->shape[t->ndim - 1 - d] : 1;
 }
 
-gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
+static int64_t stride_from_end(ocl_t t, int d)
 {
-	int64_t m, x_s0, y_s0 = y->ndim == 1 ? 0 : y->stride[0], n = w->shape[0], k = w->shape[1], per_item;
-	struct ocl_args args;
-	int64_t total;
+	return d < t->ndim && t->shape[t->ndim - 1 - d] > 1 ? t->stride[t->ndim - 1 - d] : 0;
+}
 
-	rows_of(x, &m, &x_s0);
-	per_item = m < MATMUL_ROWS ? 1 : MATMUL_ROWS;
-	args = ocl_args(st, per_item == 1 ? matvec_kernels[w->dtype] : matmul_kernels[w->dtype]);
-	total = n * ((m + per_item - 1) / per_item);
+/* y [B, M, N] = x [B, M, K] · w[b]ᵀ (+ bias); 2-D tensors: B = 1 (matmul).
+ * One launch: the batch is the outer work-item index. */
+static gllmk_status matmul_run(void *st, const char *op, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
+{
+	const int64_t m = dim_from_end(x, 1), n = dim_from_end(w, 1), k = dim_from_end(w, 0), b = dim_from_end(x, 2);
+	const int64_t per_item = m < MATMUL_ROWS ? 1 : MATMUL_ROWS;
+	const int64_t total = b * n * ((m + per_item - 1) / per_item);
+	struct ocl_args args = ocl_args(st, per_item == 1 ? matvec_kernels[w->dtype] : matmul_kernels[w->dtype]);
+
 	ocl_arg_mem(&args, ocl_mem(y));
 	ocl_arg_long(&args, (int64_t)y->offset);
-	ocl_arg_long(&args, y_s0);
+	ocl_arg_long(&args, stride_from_end(y, 1));
 	ocl_arg_mem(&args, ocl_mem(x));
 	ocl_arg_long(&args, (int64_t)x->offset);
-	ocl_arg_long(&args, x_s0);
+	ocl_arg_long(&args, stride_from_end(x, 1));
 	ocl_arg_mem(&args, ocl_mem(w));
 	ocl_arg_long(&args, (int64_t)w->offset);
-	ocl_arg_long(&args, w->stride[0]);
+	ocl_arg_long(&args, w->stride[w->ndim - 2]);
 	ocl_arg_mem(&args, ocl_mem(bias ? bias : y)); /* unread without a bias */
 	ocl_arg_long(&args, bias ? (int64_t)bias->offset : 0);
 	ocl_arg_int(&args, bias != NULL);
 	ocl_arg_long(&args, m);
 	ocl_arg_long(&args, n);
 	ocl_arg_long(&args, k);
+	ocl_arg_long(&args, stride_from_end(y, 2));
+	ocl_arg_long(&args, stride_from_end(x, 2));
+	ocl_arg_long(&args, stride_from_end(w, 2));
 	ocl_arg_long(&args, total);
-	return ocl_launch(&args, "gllmk_matmul", (uint64_t)total);
+	return ocl_launch(&args, op, (uint64_t)total);
+}
+
+gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
+{
+	return matmul_run(st, "gllmk_matmul", y, x, w, bias);
 }
 
 gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_params *p)
@@ -123,29 +136,7 @@ gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t
 
 /* ------------------------------------------------------ matmul_batched */
 
-/* The 2-D matrix t[i] of a 3-D tensor. */
-static gllmk_tensor slice3(ocl_t t, int64_t i)
-{
-	gllmk_tensor s = {
-		.buf = t->buf,
-		.offset = t->offset + (uint64_t)(i * t->stride[0]),
-		.dtype = t->dtype,
-		.ndim = 2,
-		.shape = { t->shape[1], t->shape[2] },
-		.stride = { t->stride[1], t->stride[2] },
-	};
-	return s;
-}
-
-/* One matmul launch per batch, enqueued back to back (no wait). */
 gllmk_status ocl_matmul_batched(void *st, ocl_t y, ocl_t x, ocl_t w)
 {
-	gllmk_status rc = GLLMK_OK;
-
-	for (int64_t b = 0; rc == GLLMK_OK && b < x->shape[0]; b++) {
-		const gllmk_tensor yb = slice3(y, b), xb = slice3(x, b), wb = slice3(w, w->shape[0] == 1 ? 0 : b);
-
-		rc = ocl_matmul(st, &yb, &xb, &wb, NULL);
-	}
-	return rc;
+	return matmul_run(st, "gllmk_matmul_batched", y, x, w, NULL);
 }

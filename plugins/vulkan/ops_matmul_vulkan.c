@@ -19,7 +19,8 @@ struct matvec_push {
 	uint32_t wo, ws0;
 	uint32_t yo, ys0;
 	uint32_t biaso;
-	uint32_t xs1, wse, ys1, biase;
+	uint32_t xs1, wse, ys1, B; /* batch strides and count (1: one matmul); IDS: slot/expert strides */
+	uint32_t biase;
 	uint32_t ido, ids0;
 	uint32_t swo, sws0;
 	uint32_t k, E;
@@ -33,6 +34,7 @@ struct gemm_push {
 	uint32_t biaso;
 	float alpha, beta;
 	uint32_t tiles_n;
+	uint32_t abs_, bbs, cbs, B; /* batch strides and count (1: one product) */
 };
 
 #define VK_MATMUL_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATMUL_##T,
@@ -46,25 +48,41 @@ static const enum vk_kernel matvec_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DT
 static const enum vk_kernel matvec_id_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_KERNEL) };
 static const enum vk_kernel matvec_id_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_SG_KERNEL) };
 
-static uint32_t row_stride(gllmk_t t)
-{
-	return t->ndim == 2 ? (uint32_t)t->stride[0] : 0;
-}
-
 static gllmk_status gemm_run(struct vk_ctx *c, enum vk_kernel k, struct vk_call *call, struct gemm_push *p)
 {
 	p->tiles_n = (p->N + VK_TILE - 1) / VK_TILE;
+	p->B = p->B ? p->B : 1;
 	uint64_t tiles_m = (p->M + VK_TILE - 1) / VK_TILE;
-	return vk_dispatch(c, k, call, p, sizeof(*p), tiles_m * p->tiles_n);
+	return vk_dispatch(c, k, call, p, sizeof(*p), tiles_m * p->tiles_n * p->B);
 }
 
-gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+/* Byte stride of a tensor's outer (batch) index: 0 for a 2-D one (one
+ * batch) or a batch dim of 1 (one w for every batch). */
+static uint32_t batch_stride(gllmk_t t)
 {
-	struct vk_ctx *c = st;
+	return t->ndim == 3 && t->shape[0] > 1 ? (uint32_t)t->stride[0] : 0;
+}
+
+/* The 2-D matrix shape of x [M, K] or [B, M, K]: its last two dims. */
+static uint32_t dim_from_end(gllmk_t t, int d)
+{
+	return d < t->ndim ? (uint32_t)t->shape[t->ndim - 1 - d] : 1;
+}
+
+static uint32_t stride_from_end(gllmk_t t, int d)
+{
+	return d < t->ndim && t->shape[t->ndim - 1 - d] > 1 ? (uint32_t)t->stride[t->ndim - 1 - d] : 0;
+}
+
+/* y [B, M, N] = x [B, M, K] · w[b]ᵀ (2-D x, y and w: B = 1, matmul), one
+ * dispatch for every batch: the batch is the outer workgroup index. */
+static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
 	struct vk_call call = { 0 };
-	uint32_t M = x->ndim == 2 ? (uint32_t)x->shape[0] : 1;
-	uint32_t K = (uint32_t)x->shape[x->ndim - 1];
-	uint32_t N = (uint32_t)w->shape[0];
+	uint32_t B = x->ndim == 3 ? (uint32_t)x->shape[0] : 1;
+	uint32_t M = dim_from_end(x, 1);
+	uint32_t K = dim_from_end(x, 0);
+	uint32_t N = dim_from_end(w, 1);
 	uint32_t yo = vk_bind(c, &call, 0, y, true);
 	uint32_t wo = vk_bind(c, &call, 1, w, false);
 	uint32_t xo = vk_bind(c, &call, 2, x, false);
@@ -73,23 +91,30 @@ gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	if (M <= VK_MATVEC_MAX_M) {
 		struct matvec_push p = {
 			.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
-			.xo = xo, .xs0 = row_stride(x),
-			.wo = wo, .ws0 = (uint32_t)w->stride[0],
-			.yo = yo, .ys0 = row_stride(y),
+			.xo = xo, .xs0 = stride_from_end(x, 1),
+			.wo = wo, .ws0 = (uint32_t)w->stride[w->ndim - 2],
+			.yo = yo, .ys0 = stride_from_end(y, 1),
 			.biaso = bo,
+			.xs1 = batch_stride(x), .wse = batch_stride(w), .ys1 = batch_stride(y), .B = B,
 		};
 		const enum vk_kernel *mv = c->subgroup_size ? matvec_sg_kernel : matvec_kernel;
-		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), N);
+		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), (uint64_t)N * B);
 	}
 	struct gemm_push p = {
 		.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
-		.ao = xo, .asm_ = row_stride(x), .ask = 4,
-		.bo = wo, .bsn = (uint32_t)w->stride[0], .bsk = w->dtype == GLLMK_F32 ? 4 : 0,
-		.co = yo, .cs0 = row_stride(y),
+		.ao = xo, .asm_ = stride_from_end(x, 1), .ask = 4,
+		.bo = wo, .bsn = (uint32_t)w->stride[w->ndim - 2], .bsk = w->dtype == GLLMK_F32 ? 4 : 0,
+		.co = yo, .cs0 = stride_from_end(y, 1),
 		.biaso = bo,
 		.alpha = 1.0f,
+		.abs_ = batch_stride(x), .bbs = batch_stride(w), .cbs = batch_stride(y), .B = B,
 	};
 	return gemm_run(c, matmul_kernel[w->dtype], &call, &p);
+}
+
+gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
+	return matmul_run(st, y, x, w, bias);
 }
 
 gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gemm_params *gp)
@@ -178,30 +203,7 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 
 /* ------------------------------------------------------ matmul_batched */
 
-/* The 2-D matrix t[i] of a 3-D tensor. */
-static gllmk_tensor slice3(gllmk_t t, int64_t i)
-{
-	gllmk_tensor s = {
-		.buf = t->buf,
-		.offset = t->offset + (uint64_t)(i * t->stride[0]),
-		.dtype = t->dtype,
-		.ndim = 2,
-		.shape = { t->shape[1], t->shape[2] },
-		.stride = { t->stride[1], t->stride[2] },
-	};
-	return s;
-}
-
-/* One matmul dispatch per batch, recorded back to back in the same
- * command buffer (no wait between them). */
 gllmk_status vk_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w)
 {
-	gllmk_status s = GLLMK_OK;
-
-	for (int64_t b = 0; !s && b < x->shape[0]; b++) {
-		const gllmk_tensor yb = slice3(y, b), xb = slice3(x, b), wb = slice3(w, w->shape[0] == 1 ? 0 : b);
-
-		s = vk_matmul(st, &yb, &xb, &wb, NULL);
-	}
-	return s;
+	return matmul_run(st, y, x, w, NULL);
 }
