@@ -236,6 +236,31 @@ static gllmk_status try_sample(struct arena *a, const struct cap_arg *c)
 	return c->variant ? gllmk_sample(a->ctx, ids, x, uniform, &p) : gllmk_argmax(a->ctx, ids, x);
 }
 
+/* matmul_id: 2 tokens, 2 of 3 q8_0 experts each, summed with slot weights */
+static gllmk_status try_matmul_id(struct arena *a, const struct cap_arg *c)
+{
+	const int32_t ids[4] = { 2, 0, 1, 2 };
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 4));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, ROW));
+	const gllmk_tensor *w = arena_new(a, GLLMK_Q8_0, NULL, SHAPE(3, 4, ROW));
+	const gllmk_tensor *id = arena_new(a, GLLMK_I32, ids, SHAPE(2, 2));
+	const gllmk_tensor *sw = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 2));
+
+	(void)c;
+	return a->st ? a->st : gllmk_matmul_id(a->ctx, y, x, w, id, NULL, sw);
+}
+
+/* matmul_batched: 2 batches, f16 w */
+static gllmk_status try_matmul_batched(struct arena *a, const struct cap_arg *c)
+{
+	const gllmk_tensor *y = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 3, 4));
+	const gllmk_tensor *x = arena_new(a, GLLMK_F32, NULL, SHAPE(2, 3, ROW));
+	const gllmk_tensor *w = arena_new(a, GLLMK_F16, NULL, SHAPE(2, 4, ROW));
+
+	(void)c;
+	return a->st ? a->st : gllmk_matmul_batched(a->ctx, y, x, w);
+}
+
 /* variant 0: clamp; 1: softcap */
 static gllmk_status try_clamp_softcap(struct arena *a, const struct cap_arg *c)
 {
@@ -336,6 +361,8 @@ static const struct cap_try cap_tries[] = {
 	{ "attention_varlen:f16", try_attention_varlen, { .a = GLLMK_F16 } },
 	{ "argmax", try_sample, { .variant = 0 } },
 	{ "sample", try_sample, { .variant = 1 } },
+	{ "matmul_id", try_matmul_id, { 0 } },
+	{ "matmul_batched", try_matmul_batched, { 0 } },
 	{ "clamp", try_clamp_softcap, { .variant = 0 } },
 	{ "softcap", try_clamp_softcap, { .variant = 1 } },
 	{ "glu", try_glu, { 0 } },

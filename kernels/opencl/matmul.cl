@@ -4,6 +4,8 @@
  *             32-element piece of w's row is decoded once into registers
  *             and dotted with MT rows of x (x stays f32: no activation
  *             quantization, so results are as close to exact as f32 gets).
+ *  -DIDS      (with -DWTYPE, -DMT=1) matmul_id: the same dot with the
+ *             expert's row chosen by the ids on the device.
  *  -DGEMM     BLAS sgemm, row-major: c = alpha·op(a)·op(b) + beta·c; one
  *             work-item per element of c. */
 #include "common.h"
@@ -17,23 +19,11 @@
 #ifdef WTYPE
 #include "decode.h"
 
-__kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off, long x_s0, cbytes *wb, ulong w_off,
-		    long w_s0, cbytes *bb, ulong b_off, int has_bias, long M, long N, long K, long total)
+/* acc[i] = w's row (K elements from w) · x[i] for the MT rows of x. */
+static void dot_rows(cbytes *w, __global const float *const *x, long K, float *acc)
 {
-	long g = get_global_id(0);
-
-	if (g >= total)
-		return;
-	long n = g % N, m0 = g / N * MT;
-	int rows = (int)min((long)MT, M - m0);
-	cbytes *w = wb + w_off + n * w_s0;
-	__global const float *x[MT];
-	float acc[MT];
-
-	for (int i = 0; i < MT; i++) {
-		x[i] = (__global const float *)(xb + x_off + (m0 + min(i, rows - 1)) * x_s0);
+	for (int i = 0; i < MT; i++)
 		acc[i] = 0.0f;
-	}
 #if WBLOCK
 	for (long k0 = 0; k0 < K; k0 += 32) {
 		float v[32];
@@ -64,11 +54,87 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off,
 			acc[i] += part[i];
 	}
 #endif
+}
+
+#ifndef IDS
+/* matmul, and matmul_batched with the batch as the outer work-item index:
+ * y, x and w offset by the batch times y_sb, x_sb, w_sb (w_sb 0: one w
+ * for every batch). */
+__kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off, long x_s0, cbytes *wb, ulong w_off,
+		    long w_s0, cbytes *bb, ulong b_off, int has_bias, long M, long N, long K, long y_sb, long x_sb,
+		    long w_sb, long total)
+{
+	long g = get_global_id(0);
+
+	if (g >= total)
+		return;
+	long per_batch = N * ((M + MT - 1) / MT), b = g / per_batch;
+
+	g %= per_batch;
+	y_off += b * y_sb;
+	x_off += b * x_sb;
+	w_off += b * w_sb;
+	long n = g % N, m0 = g / N * MT;
+	int rows = (int)min((long)MT, M - m0);
+	cbytes *w = wb + w_off + n * w_s0;
+	__global const float *x[MT];
+	float acc[MT];
+
+	for (int i = 0; i < MT; i++)
+		x[i] = (__global const float *)(xb + x_off + (m0 + min(i, rows - 1)) * x_s0);
+	dot_rows(w, x, K, acc);
 	float bias = has_bias ? ((__global const float *)(bb + b_off))[n] : 0.0f;
 
 	for (int i = 0; i < rows; i++)
 		((__global float *)(yb + y_off + (m0 + i) * y_s0))[n] = acc[i] + bias;
 }
+#else
+/* -DIDS (with MT=1): matmul_id. One work-item per (row n, token t), over
+ * the token's k slots: slot j's expert id is read on the device (a bad one
+ * is clamped to 0 and raised in the status words, which the host reports
+ * at the next sync: [0] set once, [1] token, [2] slot, [3] id, [4] E), and w's row n
+ * of that expert is dotted with the slot's x row (x_s1 = 0: the token's
+ * row serves every slot). Without slot weights slot j's result goes to
+ * y[t, j, n]; with them y[t, n] = sum_j weight[t, j] · result. */
+__kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, ulong x_off, long x_s0, long x_s1,
+		    cbytes *wb, ulong w_off, long w_s0, long w_se, cbytes *bb, ulong b_off, long b_se, int has_bias,
+		    cbytes *ib, ulong i_off, long i_s0, cbytes *sb, ulong s_off, long s_s0, int weighted, long N,
+		    long K, long k, long E, __global int *status, long total)
+{
+	long g = get_global_id(0);
+
+	if (g >= total)
+		return;
+	long n = g % N, t = g / N;
+	__global const int *ids = (__global const int *)(ib + i_off + t * i_s0);
+	float sum = 0.0f;
+
+	for (long j = 0; j < k; j++) {
+		int id = ids[j];
+		__global const float *x[1] = { (__global const float *)(xb + x_off + t * x_s0 + j * x_s1) };
+		float acc[1];
+
+		if (id < 0 || id >= E) {
+			if (n == 0 && atomic_cmpxchg(status, 0, 1) == 0) {
+				status[1] = (int)t;
+				status[2] = (int)j;
+				status[3] = id;
+				status[4] = (int)E;
+			}
+			id = 0;
+		}
+		dot_rows(wb + w_off + id * w_se + n * w_s0, x, K, acc);
+		float v = acc[0] + (has_bias ? ((__global const float *)(bb + b_off + id * b_se))[n] : 0.0f);
+
+		if (weighted)
+			sum += ((__global const float *)(sb + s_off + t * s_s0))[j] * v;
+		else
+			((__global float *)(yb + y_off + t * y_s0 + j * y_s1))[n] = v;
+	}
+	if (weighted)
+		((__global float *)(yb + y_off + t * y_s0))[n] = sum;
+}
+#endif /* IDS */
 #endif /* WTYPE */
 
 #ifdef GEMM

@@ -43,10 +43,12 @@ uint ld32h_join(uint a, uint lo, uint hi)
 }
 #define LD32H(B, a) ld32h_join((a), B.d[(a) >> 2], B.d[((a) + 3u) >> 2])
 
-/* Status words: [0] set once, [1] op, [2] position, [3] value, [4] limit. */
+/* Status words: [0] set once, [1] op, [2] position, [3] value, [4] limit,
+ * [5] slot (status_raise_slot). */
 #define STATUS_GET_ROWS 1u
 #define STATUS_BLOCK_TABLE 2u  /* pos: the page */
 #define STATUS_BLOCK_TABLES 3u /* attention_varlen; pos: the sequence */
+#define STATUS_EXPERT_IDS 4u   /* matmul_id; pos: the token, slot: the slot */
 void status_raise(uint op, uint pos, uint value, uint limit)
 {
 	if (atomicCompSwap(bstatus.d[0], 0u, 1u) == 0u) {
@@ -54,6 +56,19 @@ void status_raise(uint op, uint pos, uint value, uint limit)
 		bstatus.d[2] = pos;
 		bstatus.d[3] = value;
 		bstatus.d[4] = limit;
+	}
+}
+
+/* The same for an offence at (row, slot) (matmul_id: token, slot): word
+ * [5] holds the slot. */
+void status_raise_slot(uint op, uint pos, uint slot, uint value, uint limit)
+{
+	if (atomicCompSwap(bstatus.d[0], 0u, 1u) == 0u) {
+		bstatus.d[1] = op;
+		bstatus.d[2] = pos;
+		bstatus.d[3] = value;
+		bstatus.d[4] = limit;
+		bstatus.d[5] = slot;
 	}
 }
 

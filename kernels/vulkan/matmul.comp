@@ -1,5 +1,6 @@
 /* Tiled shared-memory GEMM: c[M,N] = alpha * a[M,K] * b[N,K]^T (+ beta c)
- * (+ bias[N]). b is the weight, of dtype WTYPE, decoded while its tile is
+ * (+ bias[N]), for B batches (matmul_batched: a, b, c offset by the batch
+ * times their batch strides; the workgroups of batch 1 follow batch 0's). b is the weight, of dtype WTYPE, decoded while its tile is
  * loaded. Serves matmul (b = w [N,K], alpha 1, beta 0, optional bias) and
  * gemm (f32 only; transposes come as element strides ask/asm, bsk/bsn).
  * 64x64 tile, 16-deep K slices, 256 threads of 4x4 outputs each.
@@ -25,27 +26,33 @@ layout(push_constant) uniform Push {
 	uint biaso;
 	float alpha, beta;
 	uint tiles_n;
+	uint abs_, bbs, cbs, B; /* matmul_batched: byte strides of a batch of a, b, c; B batches (1 otherwise) */
 } p;
 
 shared float As[BK][BM + 1u];
 shared float Bs[BK][BN + 1u];
 
+uint bbase; /* byte address of this batch's b */
+
 float load_b(uint n, uint k)
 {
 #if WTYPE == DT_F32
-	return LDF(b1, p.bo + n * p.bsn + k * p.bsk);
+	return LDF(b1, bbase + n * p.bsn + k * p.bsk);
 #else
-	return dq(p.bo + n * p.bsn, k);
+	return dq(bbase + n * p.bsn, k);
 #endif
 }
 
 void main()
 {
-	uint tile = wg_linear();
+	uint tiles = ((p.M + BM - 1u) / BM) * p.tiles_n; /* a batch's tiles */
+	uint tile = wg_linear() % tiles, batch = wg_linear() / tiles;
 	uint m0 = (tile / p.tiles_n) * BM;
 	uint n0 = (tile % p.tiles_n) * BN;
-	if (m0 >= p.M)
+	if (batch >= p.B)
 		return;
+	uint ao = p.ao + batch * p.abs_, co = p.co + batch * p.cbs;
+	bbase = p.bo + batch * p.bbs;
 	uint t = gl_LocalInvocationID.x;
 	uint tx = t % 16u, ty = t / 16u;
 	float acc[4][4];
@@ -58,7 +65,7 @@ void main()
 			uint idx = t + 256u * q;
 			uint mm = idx / BK, kk = idx % BK;
 			uint m = m0 + mm, n = n0 + mm, k = k0 + kk;
-			As[kk][mm] = (m < p.M && k < p.K) ? LDF(b2, p.ao + m * p.asm_ + k * p.ask) : 0.0;
+			As[kk][mm] = (m < p.M && k < p.K) ? LDF(b2, ao + m * p.asm_ + k * p.ask) : 0.0;
 			Bs[kk][mm] = (n < p.N && k < p.K) ? load_b(n, k) : 0.0;
 		}
 		barrier();
@@ -83,7 +90,7 @@ void main()
 			uint n = n0 + tx + 16u * j;
 			if (n >= p.N)
 				continue;
-			uint ca = p.co + m * p.cs0 + 4u * n;
+			uint ca = co + m * p.cs0 + 4u * n;
 			float v = p.alpha * acc[i][j];
 			if ((p.flags & 2u) != 0u)
 				v += p.beta * LDF(b0, ca);

@@ -1,5 +1,6 @@
 /* Matrix-vector product for small M: y[m, n] = x[m, :] . w[n, :] (+ bias[n]).
- * One workgroup per weight row n; the row is decoded once and dotted with
+ * One workgroup per weight row n (and batch b, matmul_batched: x, w and y
+ * offset by b times their batch strides); the row is decoded once and dotted with
  * up to MV_M activation rows, then reduced across the workgroup.
  *
  * Q8_0, Q4_0, Q4_K and Q6_K (MV_UNITS): an invocation decodes whole
@@ -14,7 +15,15 @@
  * memory tree. The host picks the variant from the device's subgroup
  * properties. Fixed-size loops are [[unroll]]ed: llvmpipe stops an
  * invocation after 65535 loop iterations in all.
- * Bindings: 0 y, 1 w, 2 x, 3 bias. */
+ *
+ * -DIDS: matmul_id (expert matmul). One workgroup per (weight row n, token
+ * t); it walks the token's k slots, reading each slot's expert id on the
+ * device (so a decode loop never reads ids back), and dots row n of that
+ * expert's matrix with the slot's x row: the same decode and reduction as
+ * above with one activation row. Without slot weights each slot's result
+ * goes to y[t, j, n]; with them y[t, n] = sum_j weight[t, j] · result. An id
+ * outside [0, E) is clamped to 0 and raised in the status buffer.
+ * Bindings: 0 y, 1 w, 2 x, 3 bias; IDS: 4 ids, 5 slot weights. */
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -31,6 +40,14 @@ layout(push_constant) uniform Push {
 	uint wo, ws0;
 	uint yo, ys0;
 	uint biaso;
+	/* The outer index's byte strides: matmul_batched's batch (x, w, y), or
+	 * with IDS a slot of x, an expert of w, a slot of y; B: batches (1 for
+	 * matmul). IDS only below: M above is T, the tokens. */
+	uint xs1, wse, ys1, B;
+	uint biase;                /* bias's expert stride */
+	uint ido, ids0;            /* ids [T, k] */
+	uint swo, sws0;            /* slot weights [T, k]; flags & 2: present */
+	uint k, E;
 } p;
 
 #if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0 || WTYPE == DT_Q4_K || WTYPE == DT_Q6_K
@@ -45,13 +62,15 @@ shared float red[MV_M][WG];
  * m0 .. m0 + mc - 1 (private to each invocation, not shared). */
 float acc[MV_M];
 uint m0, mc;
+uint xbase;    /* byte address of activation row 0 of the pass */
+uint biasbase; /* byte address of the bias row */
 
 /* acc[j] += v . x[m0 + j, k .. k + 3] for the rows present. */
 void fma4(vec4 v, uint k)
 {
 	[[unroll]] for (uint j = 0u; j < MV_M; j++) {
 		if (j < mc) {
-			uint xa = p.xo + (m0 + j) * p.xs0 + 4u * k;
+			uint xa = xbase + (m0 + j) * p.xs0 + 4u * k;
 			vec4 xv = vec4(LDF(b2, xa), LDF(b2, xa + 4u), LDF(b2, xa + 8u), LDF(b2, xa + 12u));
 			acc[j] += v.x * xv.x;
 			acc[j] += v.y * xv.y;
@@ -126,8 +145,9 @@ void unit_dot(uint w, uint u)
 }
 #endif
 
-/* Sums acc[j] over the workgroup; invocation j < mc stores row m0 + j. */
-void reduce_store(uint n, uint t)
+/* Sums acc[j] over the workgroup into the shared partial sums; then
+ * reduced(j) is row m0 + j's dot product. */
+uint reduce_parts(uint t)
 {
 #ifdef SUBGROUP
 	[[unroll]] for (uint j = 0u; j < MV_M; j++) {
@@ -136,7 +156,7 @@ void reduce_store(uint n, uint t)
 			red[j][gl_SubgroupID] = s;
 	}
 	barrier();
-	uint parts = gl_NumSubgroups;
+	return gl_NumSubgroups;
 #else
 	[[unroll]] for (uint j = 0u; j < MV_M; j++)
 		red[j][t] = acc[j];
@@ -147,42 +167,92 @@ void reduce_store(uint n, uint t)
 				red[j][t] += red[j][t + s];
 		barrier();
 	}
-	uint parts = 1u;
+	return 1u;
 #endif
-	if (t < mc) {
-		float v = 0.0;
-		for (uint g = 0u; g < parts; g++)
-			v += red[t][g];
-		if ((p.flags & 1u) != 0u)
-			v += LDF(b3, p.biaso + 4u * n);
-		STF(b0, p.yo + (m0 + t) * p.ys0 + 4u * n, v);
-	}
-	barrier();
 }
 
+float reduced(uint j, uint parts, uint n)
+{
+	float v = 0.0;
+	for (uint g = 0u; g < parts; g++)
+		v += red[j][g];
+	if ((p.flags & 1u) != 0u)
+		v += LDF(b3, biasbase + 4u * n);
+	return v;
+}
+
+/* Dots weight row w with activation rows m0 .. m0 + mc - 1 into acc. */
+void dot_rows(uint w, uint t)
+{
+	[[unroll]] for (uint j = 0u; j < MV_M; j++)
+		acc[j] = 0.0;
+#ifdef MV_UNITS
+	for (uint u = t; u < p.K / 32u; u += WG)
+		unit_dot(w, u);
+#else
+	for (uint k = t; k < p.K; k += WG) {
+		float wv = dq(w, k);
+		[[unroll]] for (uint j = 0u; j < MV_M; j++)
+			if (j < mc)
+				acc[j] += wv * LDF(b2, xbase + (m0 + j) * p.xs0 + 4u * k);
+	}
+#endif
+}
+
+#ifndef IDS
 void main()
 {
-	uint n = wg_linear();
-	if (n >= p.N)
+	uint g = wg_linear();
+	uint n = g % p.N, b = g / p.N; /* row n of batch b */
+	if (b >= p.B)
 		return;
 	uint t = gl_LocalInvocationID.x;
-	uint w = p.wo + n * p.ws0;
+	uint w = p.wo + b * p.wse + n * p.ws0;
 
+	xbase = p.xo + b * p.xs1;
+	biasbase = p.biaso;
 	for (m0 = 0u; m0 < p.M; m0 += MV_M) {
 		mc = min(MV_M, p.M - m0);
-		[[unroll]] for (uint j = 0u; j < MV_M; j++)
-			acc[j] = 0.0;
-#ifdef MV_UNITS
-		for (uint u = t; u < p.K / 32u; u += WG)
-			unit_dot(w, u);
-#else
-		for (uint k = t; k < p.K; k += WG) {
-			float wv = dq(w, k);
-			[[unroll]] for (uint j = 0u; j < MV_M; j++)
-				if (j < mc)
-					acc[j] += wv * LDF(b2, p.xo + (m0 + j) * p.xs0 + 4u * k);
-		}
-#endif
-		reduce_store(n, t);
+		dot_rows(w, t);
+		uint parts = reduce_parts(t);
+		if (t < mc)
+			STF(b0, p.yo + b * p.ys1 + (m0 + t) * p.ys0 + 4u * n, reduced(t, parts, n));
+		barrier();
 	}
 }
+#else
+void main()
+{
+	uint g = wg_linear();
+	if (g >= p.N * p.M)
+		return;
+	uint n = g % p.N, tok = g / p.N;
+	uint t = gl_LocalInvocationID.x;
+	float sum = 0.0;
+
+	m0 = 0u;
+	mc = 1u;
+	for (uint j = 0u; j < p.k; j++) {
+		int id = int(LD32(b4, p.ido + tok * p.ids0 + 4u * j));
+		if (id < 0 || uint(id) >= p.E) {
+			if (n == 0u && t == 0u)
+				status_raise_slot(STATUS_EXPERT_IDS, tok, j, uint(id), p.E);
+			id = 0;
+		}
+		xbase = p.xo + tok * p.xs0 + j * p.xs1;
+		biasbase = p.biaso + uint(id) * p.biase;
+		dot_rows(p.wo + uint(id) * p.wse + n * p.ws0, t);
+		uint parts = reduce_parts(t);
+		if (t == 0u) {
+			float v = reduced(0u, parts, n);
+			if ((p.flags & 2u) != 0u)
+				sum += LDF(b5, p.swo + tok * p.sws0 + 4u * j) * v;
+			else
+				STF(b0, p.yo + tok * p.ys0 + j * p.ys1 + 4u * n, v);
+		}
+		barrier();
+	}
+	if (t == 0u && (p.flags & 2u) != 0u)
+		STF(b0, p.yo + tok * p.ys0 + 4u * n, sum);
+}
+#endif

@@ -68,6 +68,9 @@ gllmk_status cpu_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, g
 				  const gllmk_attention_ext_params *p);
 gllmk_status cpu_argmax(void *st, gllmk_t ids, gllmk_t x);
 gllmk_status cpu_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p);
+/* ABI 1.1 */
+gllmk_status cpu_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t slot_weights);
+gllmk_status cpu_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
 gllmk_status cpu_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x);
 gllmk_status cpu_moe_route(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
 			   const gllmk_moe_route_params *p);
@@ -117,6 +120,8 @@ gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c);
 		.attention = cpu_attention,                          \
 		.argmax = cpu_argmax,                                \
 		.sample = cpu_sample,                                \
+		.matmul_id = cpu_matmul_id,                          \
+		.matmul_batched = cpu_matmul_batched,                \
 		.top_k = cpu_top_k,                                  \
 		.moe_route = cpu_moe_route,                          \
 		.glu = cpu_glu,                                      \

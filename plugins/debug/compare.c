@@ -218,6 +218,8 @@ static double tolerance(const struct debug_call *c)
 	case DEBUG_OP_rope_ext: /* rope's, with room for mscale (YaRN, attn_factor) up to 2 */
 		return 2 * rope_tolerance(c);
 	case DEBUG_OP_matmul:
+	case DEBUG_OP_matmul_batched:
+	case DEBUG_OP_matmul_id: /* w is argument 2 of all three; x may be quantized as matmul's */
 		return debug_dtype_is_float(c->user[2]->dtype) ? 1e-4 : 1e-2;
 	case DEBUG_OP_gemm:
 	case DEBUG_OP_attention:

@@ -47,7 +47,7 @@ gllmk_status ocl_buffer_read(void *st, void *impl, uint64_t off, void *dst, uint
 	struct ocl_state *s = st;
 	cl_int err = s->api.clEnqueueReadBuffer(s->queue, (cl_mem)impl, CL_TRUE, off, size, dst, 0, NULL, NULL);
 
-	return err == CL_SUCCESS ? GLLMK_OK : ocl_fail(s, "gllmk_buffer_read", "clEnqueueReadBuffer", err);
+	return err == CL_SUCCESS ? ocl_check_status(s) : ocl_fail(s, "gllmk_buffer_read", "clEnqueueReadBuffer", err);
 }
 
 gllmk_status ocl_buffer_copy(void *st, void *dst, uint64_t dst_off, void *src, uint64_t src_off, uint64_t size)
@@ -64,7 +64,29 @@ gllmk_status ocl_sync(void *st)
 	struct ocl_state *s = st;
 	cl_int err = s->api.clFinish(s->queue);
 
-	return err == CL_SUCCESS ? GLLMK_OK : ocl_fail(s, "gllmk_sync", "clFinish", err);
+	return err == CL_SUCCESS ? ocl_check_status(s) : ocl_fail(s, "gllmk_sync", "clFinish", err);
+}
+
+gllmk_status ocl_check_status(struct ocl_state *s)
+{
+	static const int32_t zero[OCL_STATUS_WORDS];
+	int32_t w[OCL_STATUS_WORDS];
+	cl_int err;
+
+	if (!s->status_armed)
+		return GLLMK_OK;
+	s->status_armed = 0;
+	err = s->api.clEnqueueReadBuffer(s->queue, s->status, CL_TRUE, 0, sizeof(w), w, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return ocl_fail(s, "gllmk_sync", "clEnqueueReadBuffer (status)", err);
+	if (!w[0])
+		return GLLMK_OK;
+	err = s->api.clEnqueueWriteBuffer(s->queue, s->status, CL_TRUE, 0, sizeof(zero), zero, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return ocl_fail(s, "gllmk_sync", "clEnqueueWriteBuffer (status)", err);
+	return s->host->set_error(GLLMK_E_BOUNDS,
+				  "gllmk_matmul_id: ids[%d, %d] = %d (token %d, slot %d), w has %d experts", w[1], w[2],
+				  w[3], w[1], w[2], w[4]);
 }
 
 gllmk_status ocl_read_i32(struct ocl_state *s, const char *op, const gllmk_tensor *t, int64_t n, int32_t *out)

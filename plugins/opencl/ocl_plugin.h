@@ -102,7 +102,15 @@ struct ocl_state {
 	cl_command_queue queue;
 	cl_program program;
 	cl_kernel kernels[OCLK_COUNT];
+	/* Index data a kernel checks itself (matmul_id's expert ids, which a
+	 * MoE layer makes on the device): OCL_STATUS_WORDS i32, [0] set once by
+	 * the first offence, then [1] row, [2] slot, [3] value, [4] limit.
+	 * status_armed: a kernel that may raise it was enqueued since the last
+	 * look; ocl_sync and ocl_buffer_read then read it (SPEC/OPENCL.md). */
+	cl_mem status;
+	int status_armed;
 };
+#define OCL_STATUS_WORDS 8
 
 /* program.c */
 cl_int ocl_program_load(struct ocl_state *s, char *reason, size_t reason_len);
@@ -150,6 +158,9 @@ gllmk_status ocl_fail(struct ocl_state *s, const char *op, const char *call, cl_
 /* Host check of device-held index data (ids, block tables): a blocking
  * read of n i32 at t's first byte, after every earlier op. */
 gllmk_status ocl_read_i32(struct ocl_state *s, const char *op, const gllmk_tensor *t, int64_t n, int32_t *out);
+/* After the queue has finished: GLLMK_E_BOUNDS if a kernel raised the
+ * status (and clears it), else OK. Reads it only when armed. */
+gllmk_status ocl_check_status(struct ocl_state *s);
 
 /* ------------------------------------------------------------- slots */
 
@@ -167,6 +178,8 @@ gllmk_status ocl_sync(void *st);
 typedef const gllmk_tensor *ocl_t;
 gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias);
 gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_params *p);
+gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t bias, ocl_t sw);
+gllmk_status ocl_matmul_batched(void *st, ocl_t y, ocl_t x, ocl_t w);
 gllmk_status ocl_dequantize(void *st, ocl_t y, ocl_t x);
 gllmk_status ocl_quantize(void *st, ocl_t y, ocl_t x);
 gllmk_status ocl_get_rows(void *st, ocl_t y, ocl_t table, ocl_t ids);

@@ -9,6 +9,8 @@
 static void release(struct ocl_state *s)
 {
 	ocl_program_release(s);
+	if (s->status)
+		s->api.clReleaseMemObject(s->status);
 	if (s->queue)
 		s->api.clReleaseCommandQueue(s->queue);
 	if (s->ctx)
@@ -37,6 +39,12 @@ static gllmk_status open_device(struct ocl_state *s, int by_name, char *reason, 
 	s->queue = s->api.clCreateCommandQueue(s->ctx, s->dev.id, 0, &err);
 	if (err != CL_SUCCESS) {
 		snprintf(reason, reason_len, "clCreateCommandQueue(%s): %s", s->dev.name, ocl_error_name(err));
+		return GLLMK_E_BACKEND;
+	}
+	s->status = s->api.clCreateBuffer(s->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+					  OCL_STATUS_WORDS * sizeof(int32_t), (int32_t[OCL_STATUS_WORDS]){ 0 }, &err);
+	if (err != CL_SUCCESS) {
+		snprintf(reason, reason_len, "clCreateBuffer (status, %s): %s", s->dev.name, ocl_error_name(err));
 		return GLLMK_E_BACKEND;
 	}
 	return ocl_program_load(s, reason, reason_len) == CL_SUCCESS ? GLLMK_OK : GLLMK_E_BACKEND;
@@ -111,6 +119,8 @@ static const gllmk_plugin_table ocl_table = {
 	.attention    = ocl_attention,
 	.argmax       = ocl_argmax,
 	.sample       = ocl_sample,
+	.matmul_id    = ocl_matmul_id,
+	.matmul_batched = ocl_matmul_batched,
 	.top_k        = ocl_top_k,
 	.moe_route    = ocl_moe_route,
 	.glu          = ocl_glu,

@@ -11,12 +11,19 @@
 #define VK_MATVEC_MAX_M 8
 #define VK_TILE 64
 
+/* matvec.comp's push constants; the fields after biaso are its -DIDS
+ * variant's (matmul_id). */
 struct matvec_push {
 	uint32_t M, N, K, flags;
 	uint32_t xo, xs0;
 	uint32_t wo, ws0;
 	uint32_t yo, ys0;
 	uint32_t biaso;
+	uint32_t xs1, wse, ys1, B; /* batch strides and count (1: one matmul); IDS: slot/expert strides */
+	uint32_t biase;
+	uint32_t ido, ids0;
+	uint32_t swo, sws0;
+	uint32_t k, E;
 };
 
 struct gemm_push {
@@ -27,6 +34,7 @@ struct gemm_push {
 	uint32_t biaso;
 	float alpha, beta;
 	uint32_t tiles_n;
+	uint32_t abs_, bbs, cbs, B; /* batch strides and count (1: one product) */
 };
 
 #define VK_MATMUL_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATMUL_##T,
@@ -35,26 +43,46 @@ static const enum vk_kernel matmul_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPE
 #define VK_MATVEC_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_SG_##T,
 static const enum vk_kernel matvec_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_KERNEL) };
 static const enum vk_kernel matvec_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_SG_KERNEL) };
-
-static uint32_t row_stride(gllmk_t t)
-{
-	return t->ndim == 2 ? (uint32_t)t->stride[0] : 0;
-}
+#define VK_MATVEC_ID_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_##T,
+#define VK_MATVEC_ID_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_SG_##T,
+static const enum vk_kernel matvec_id_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_KERNEL) };
+static const enum vk_kernel matvec_id_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_SG_KERNEL) };
 
 static gllmk_status gemm_run(struct vk_ctx *c, enum vk_kernel k, struct vk_call *call, struct gemm_push *p)
 {
 	p->tiles_n = (p->N + VK_TILE - 1) / VK_TILE;
+	p->B = p->B ? p->B : 1;
 	uint64_t tiles_m = (p->M + VK_TILE - 1) / VK_TILE;
-	return vk_dispatch(c, k, call, p, sizeof(*p), tiles_m * p->tiles_n);
+	return vk_dispatch(c, k, call, p, sizeof(*p), tiles_m * p->tiles_n * p->B);
 }
 
-gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+/* Byte stride of a tensor's outer (batch) index: 0 for a 2-D one (one
+ * batch) or a batch dim of 1 (one w for every batch). */
+static uint32_t batch_stride(gllmk_t t)
 {
-	struct vk_ctx *c = st;
+	return t->ndim == 3 && t->shape[0] > 1 ? (uint32_t)t->stride[0] : 0;
+}
+
+/* The 2-D matrix shape of x [M, K] or [B, M, K]: its last two dims. */
+static uint32_t dim_from_end(gllmk_t t, int d)
+{
+	return d < t->ndim ? (uint32_t)t->shape[t->ndim - 1 - d] : 1;
+}
+
+static uint32_t stride_from_end(gllmk_t t, int d)
+{
+	return d < t->ndim && t->shape[t->ndim - 1 - d] > 1 ? (uint32_t)t->stride[t->ndim - 1 - d] : 0;
+}
+
+/* y [B, M, N] = x [B, M, K] · w[b]ᵀ (2-D x, y and w: B = 1, matmul), one
+ * dispatch for every batch: the batch is the outer workgroup index. */
+static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
 	struct vk_call call = { 0 };
-	uint32_t M = x->ndim == 2 ? (uint32_t)x->shape[0] : 1;
-	uint32_t K = (uint32_t)x->shape[x->ndim - 1];
-	uint32_t N = (uint32_t)w->shape[0];
+	uint32_t B = x->ndim == 3 ? (uint32_t)x->shape[0] : 1;
+	uint32_t M = dim_from_end(x, 1);
+	uint32_t K = dim_from_end(x, 0);
+	uint32_t N = dim_from_end(w, 1);
 	uint32_t yo = vk_bind(c, &call, 0, y, true);
 	uint32_t wo = vk_bind(c, &call, 1, w, false);
 	uint32_t xo = vk_bind(c, &call, 2, x, false);
@@ -63,23 +91,30 @@ gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	if (M <= VK_MATVEC_MAX_M) {
 		struct matvec_push p = {
 			.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
-			.xo = xo, .xs0 = row_stride(x),
-			.wo = wo, .ws0 = (uint32_t)w->stride[0],
-			.yo = yo, .ys0 = row_stride(y),
+			.xo = xo, .xs0 = stride_from_end(x, 1),
+			.wo = wo, .ws0 = (uint32_t)w->stride[w->ndim - 2],
+			.yo = yo, .ys0 = stride_from_end(y, 1),
 			.biaso = bo,
+			.xs1 = batch_stride(x), .wse = batch_stride(w), .ys1 = batch_stride(y), .B = B,
 		};
 		const enum vk_kernel *mv = c->subgroup_size ? matvec_sg_kernel : matvec_kernel;
-		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), N);
+		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), (uint64_t)N * B);
 	}
 	struct gemm_push p = {
 		.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
-		.ao = xo, .asm_ = row_stride(x), .ask = 4,
-		.bo = wo, .bsn = (uint32_t)w->stride[0], .bsk = w->dtype == GLLMK_F32 ? 4 : 0,
-		.co = yo, .cs0 = row_stride(y),
+		.ao = xo, .asm_ = stride_from_end(x, 1), .ask = 4,
+		.bo = wo, .bsn = (uint32_t)w->stride[w->ndim - 2], .bsk = w->dtype == GLLMK_F32 ? 4 : 0,
+		.co = yo, .cs0 = stride_from_end(y, 1),
 		.biaso = bo,
 		.alpha = 1.0f,
+		.abs_ = batch_stride(x), .bbs = batch_stride(w), .cbs = batch_stride(y), .B = B,
 	};
 	return gemm_run(c, matmul_kernel[w->dtype], &call, &p);
+}
+
+gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
+{
+	return matmul_run(st, y, x, w, bias);
 }
 
 gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gemm_params *gp)
@@ -105,4 +140,70 @@ gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gem
 	p.ao = vk_bind(c, &call, 2, a, false);
 	p.cs0 = (uint32_t)cm->stride[0];
 	return gemm_run(c, VK_KERNEL_MATMUL_F32, &call, &p);
+}
+
+/* ----------------------------------------------------------- matmul_id */
+
+/* ids the host can read without waiting (a mapped buffer no pending
+ * operator writes, laid out [T, k] contiguously) are checked here, so a bad
+ * id is GLLMK_E_BOUNDS from the call itself. ids a device op is still
+ * writing (moe_route's, in a model's layer) are not waited for: the kernel
+ * clamps a bad id and raises it, and the next sync returns GLLMK_E_BOUNDS
+ * naming token and slot (SPEC/VULKAN.md, "Bounds checks"). */
+static gllmk_status check_ids_now(struct vk_ctx *c, gllmk_t ids, int64_t experts)
+{
+	const struct vk_buf *b = ids->buf->impl;
+	const int64_t k = ids->shape[1];
+	int64_t bad;
+	int32_t value;
+	gllmk_status st;
+
+	if (!b->map || vk_buf_pending_write(c, b) || (ids->shape[0] > 1 && ids->stride[0] != 4 * k))
+		return GLLMK_OK;
+	st = vk_find_bad_index(c, ids, (uint64_t)(ids->shape[0] * k), experts, &bad, &value);
+	if (st || bad < 0)
+		return st;
+	return c->host->set_error(GLLMK_E_BOUNDS,
+				  "gllmk_matmul_id: ids[%lld, %lld] = %d (token %lld, slot %lld), w has %lld experts",
+				  (long long)(bad / k), (long long)(bad % k), value, (long long)(bad / k),
+				  (long long)(bad % k), (long long)experts);
+}
+
+/* One workgroup per (row n, token): matvec.comp -DIDS reads the ids on the
+ * device. Strides of size-1 dims are never used (index 0 only). */
+gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t sw)
+{
+	struct vk_ctx *c = st;
+	struct vk_call call = { 0 };
+	const uint32_t T = (uint32_t)ids->shape[0], N = (uint32_t)w->shape[1];
+	struct matvec_push p = {
+		.M = T, .N = N, .K = (uint32_t)w->shape[2],
+		.flags = (bias ? 1u : 0u) | (sw ? 2u : 0u),
+		.xs0 = (uint32_t)x->stride[0], .xs1 = x->ndim == 3 ? (uint32_t)x->stride[1] : 0,
+		.ws0 = (uint32_t)w->stride[1], .wse = (uint32_t)w->stride[0],
+		.ys0 = (uint32_t)y->stride[0], .ys1 = sw ? 0 : (uint32_t)y->stride[1],
+		.biase = bias ? (uint32_t)bias->stride[0] : 0,
+		.ids0 = (uint32_t)ids->stride[0],
+		.sws0 = sw ? (uint32_t)sw->stride[0] : 0,
+		.k = (uint32_t)ids->shape[1], .E = (uint32_t)w->shape[0],
+	};
+	gllmk_status s = check_ids_now(c, ids, w->shape[0]);
+
+	if (s)
+		return s;
+	p.yo = vk_bind(c, &call, 0, y, true);
+	p.wo = vk_bind(c, &call, 1, w, false);
+	p.xo = vk_bind(c, &call, 2, x, false);
+	p.biaso = bias ? vk_bind(c, &call, 3, bias, false) : 0;
+	p.ido = vk_bind(c, &call, 4, ids, false);
+	p.swo = sw ? vk_bind(c, &call, 5, sw, false) : 0;
+	return vk_dispatch(c, vk_pick(c, matvec_id_kernel[w->dtype], matvec_id_sg_kernel[w->dtype]), &call, &p,
+			   sizeof(p), (uint64_t)N * T);
+}
+
+/* ------------------------------------------------------ matmul_batched */
+
+gllmk_status vk_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w)
+{
+	return matmul_run(st, y, x, w, NULL);
 }

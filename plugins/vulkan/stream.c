@@ -288,6 +288,7 @@ gllmk_status vk_finish(struct vk_ctx *c)
 		return st;
 	uint32_t op = s[1], pos = s[2], limit = s[4];
 	int32_t value = (int32_t)s[3];
+	uint32_t slot = s[5];
 	memset(c->status->map, 0, 64);
 	if (op == 1)
 		return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_get_rows: ids[%u] = %d, table has %u rows", pos,
@@ -296,6 +297,10 @@ gllmk_status vk_finish(struct vk_ctx *c)
 		return c->host->set_error(GLLMK_E_BOUNDS,
 					  "gllmk_attention_varlen: sequence %u: block id %d, k has %u blocks", pos, value,
 					  limit);
+	if (op == 4)
+		return c->host->set_error(GLLMK_E_BOUNDS,
+					  "gllmk_matmul_id: ids[%u, %u] = %d (token %u, slot %u), w has %u experts", pos,
+					  slot, value, pos, slot, limit);
 	return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_attention: block_table[%u] = %d, k has %u blocks", pos,
 				  value, limit);
 }

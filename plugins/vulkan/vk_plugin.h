@@ -200,6 +200,8 @@ uint64_t vk_groups(uint64_t items, uint32_t per_group);
 /* ------------------------------------------------------------ operators */
 gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias);
 gllmk_status vk_gemm(void *st, gllmk_t c, gllmk_t a, gllmk_t b, const gllmk_gemm_params *p);
+gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t sw);
+gllmk_status vk_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
 gllmk_status vk_dequantize(void *st, gllmk_t y, gllmk_t x);
 gllmk_status vk_quantize(void *st, gllmk_t y, gllmk_t x);
 gllmk_status vk_convert(void *st, gllmk_t y, gllmk_t x);

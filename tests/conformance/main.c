@@ -48,6 +48,9 @@ CONF_GROUP_EXTERN(attention_ext);
 #ifdef CONF_HAVE_GGML_VECTORS
 CONF_GROUP_EXTERN(ggml_vectors);
 #endif
+#ifdef CONF_HAVE_MATMUL_ID
+CONF_GROUP_EXTERN(matmul_id);
+#endif
 #ifdef CONF_HAVE_ACTIVATION
 CONF_GROUP_EXTERN(activation);
 #endif
@@ -95,6 +98,9 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_GGML_VECTORS
 	GROUP(ggml_vectors),
+#endif
+#ifdef CONF_HAVE_MATMUL_ID
+	GROUP(matmul_id),
 #endif
 #ifdef CONF_HAVE_ACTIVATION
 	GROUP(activation),

@@ -181,6 +181,31 @@ static void run_norms_softmax(struct prog *p, const gllmk_tensor *h)
 	dump(p, &y3);
 }
 
+/* matmul_id (q8_0 experts chosen per token, summed with slot weights) and
+ * matmul_batched (f16, one w for every batch). */
+static void run_experts(struct prog *p, const gllmk_tensor *x)
+{
+	const int64_t sw[3] = { 4, 16, 64 }, sy[2] = { 4, 16 }, ssw[2] = { 4, 2 };
+	const int64_t sb[3] = { 2, 4, 64 }, swb[3] = { 1, 16, 64 }, syb[3] = { 2, 4, 16 };
+	const int32_t ids[8] = { 0, 3, 3, 1, 2, 2, 0, 1 };
+	gllmk_tensor wf = input(p, 3, sw, 1.0f), wq = tensor(p, GLLMK_Q8_0, 3, sw), slot_w = input(p, 2, ssw, 1.0f);
+	gllmk_tensor ti = ints(p, 8, ids), y = tensor(p, GLLMK_F32, 2, sy);
+	gllmk_tensor xb = input(p, 3, sb, 1.0f), wbf = input(p, 3, swb, 1.0f), wb = tensor(p, GLLMK_F16, 3, swb);
+	gllmk_tensor yb = tensor(p, GLLMK_F32, 3, syb);
+
+	ti.ndim = 2;
+	ti.shape[0] = 4;
+	ti.shape[1] = 2;
+	ti.stride[0] = 8;
+	ti.stride[1] = 4;
+	OP(p, gllmk_quantize(p->ctx, &wq, &wf));
+	OP(p, gllmk_matmul_id(p->ctx, &y, x, &wq, &ti, NULL, &slot_w));
+	OP(p, gllmk_convert(p->ctx, &wb, &wbf));
+	OP(p, gllmk_matmul_batched(p->ctx, &yb, &xb, &wb));
+	dump(p, &y);
+	dump(p, &yb);
+}
+
 static void run_attention_block(struct prog *p)
 {
 	const int64_t sq[3] = { 4, 2, 16 }, skv[3] = { 6, 1, 16 }, st[2] = { 10, 64 };
@@ -232,6 +257,7 @@ static int results(const char *file)
 	run_elementwise(&p, &y);
 	run_norms_softmax(&p, &y);
 	run_attention_block(&p);
+	run_experts(&p, &x);
 	run_sampling(&p, &y);
 	must(gllmk_sync(p.ctx), "sync");
 	r = gllmk_context_report(p.ctx);

@@ -21,7 +21,7 @@ import numpy as np
 import gguf
 from gguf import quants
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True}  # SPEC/RUN.md's architecture table
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True}  # SPEC/RUN.md's architecture table
 
 
 @dataclass
@@ -42,6 +42,7 @@ class HParams:
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     n_ctx_orig: int = 0
+    n_expert_used: int = 0  # mixtures of experts: experts per token
 
 
 class Model:
@@ -94,6 +95,7 @@ class Model:
             rope_base=float(self.value(a + "rope.freq_base", 10000.0)),
             freq_scale=1.0 / factor,
             **yarn,
+            n_expert_used=int(self.value(a + "expert_used_count", 0)),
         )
 
     @staticmethod
@@ -231,6 +233,34 @@ class Cache:
         return self.k[layer], self.v[layer]
 
 
+def silu_glu(gate, up):
+    return gate / (1 + np.exp(-gate)) * up
+
+
+def moe(m, p, h):
+    """SPEC/RUN.md's mixture of experts (Mixtral, Qwen3-MoE), per token: softmax of
+    the router logits over the E experts, the k most probable (ties to the lower
+    index), their probabilities renormalized (sum floored at 6.103515625e-5 as
+    llama.cpp does), and the weighted sum of those experts' SwiGLU FFNs."""
+    k = m.hp.n_expert_used
+    logits = matmul(h, m, p + "ffn_gate_inp")
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    chosen = np.argsort(-probs, axis=-1, kind="stable")[:, :k]
+    weights = np.take_along_axis(probs, chosen, axis=-1)
+    weights /= np.maximum(weights.sum(axis=-1, keepdims=True), 6.103515625e-5)
+    experts = {n: m.w(p + f"ffn_{n}_exps.weight") for n in ("gate", "up", "down")}
+    types = {n: m.tensors[p + f"ffn_{n}_exps.weight"].tensor_type for n in experts}
+    enc = m.encode_activations or (lambda v, _t: v)
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        for j in range(k):
+            e = chosen[t, j]
+            a = silu_glu(enc(h[t], types["gate"]) @ experts["gate"][e].T, enc(h[t], types["up"]) @ experts["up"][e].T)
+            out[t] += weights[t, j] * (enc(a, types["down"]) @ experts["down"][e].T)
+    return out
+
+
 def layer(m, i, x, pos, cache):
     hp, p, T = m.hp, f"blk.{i}.", x.shape[0]
     h = rms_norm(x, m.w(p + "attn_norm.weight"), hp.eps)
@@ -245,8 +275,10 @@ def layer(m, i, x, pos, cache):
     K, V = cache.append(i, k, v)
     x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
+    if m.w(p + "ffn_gate_inp.weight") is not None:
+        return x + moe(m, p, h)
     gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
-    return x + matmul(gate / (1 + np.exp(-gate)) * up, m, p + "ffn_down")
+    return x + matmul(silu_glu(gate, up), m, p + "ffn_down")
 
 
 def forward(m, ids, pos0, cache):
@@ -390,9 +422,10 @@ def self_test():
     import make_model
     ok = check_vectors() & check_rope()
     with tempfile.TemporaryDirectory() as tmp:
-        for arch, dtype in (("llama", "Q4_K"), ("qwen2", "F32"), ("qwen3", "mixed")):
-            path = os.path.join(tmp, arch + ".gguf")
-            make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path])
+        for arch, dtype, extra in (("llama", "Q4_K", []), ("qwen2", "F32", []), ("qwen3", "mixed", []),
+                                   ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", [])):
+            path = os.path.join(tmp, arch + dtype + ".gguf")
+            make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path] + extra)
             ok &= check_model(path)
     print("reference self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1

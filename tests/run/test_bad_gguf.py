@@ -335,6 +335,13 @@ def model_cases(good):
              expect=['rope.scaling.factor'], model_level=True),
         Case('rope scaling longrope', variant(good, lambda m: m.kvs.append(['llama.rope.scaling.type', STR, 'longrope'])),
              status=3, expect=['longrope'], model_level=True),
+        # a mixture of experts (expert_count > 0) needs the router and expert stacks
+        Case('expert_count 4 on dense tensors', variant(good, experts(4, 2)),
+             expect=['blk.0.ffn_gate_inp.weight'], model_level=True),
+        Case('expert_used_count > expert_count', variant(good, experts(4, 5)),
+             expect=['expert_used_count'], model_level=True),
+        Case('expert_count without expert_used_count', variant(good, experts(4, None)),
+             expect=['llama.expert_used_count'], model_level=True),
     ]
 
 
@@ -345,6 +352,15 @@ def add_tensor(m, name, ne):
 def yarn_kvs(factor):
     return [['llama.rope.scaling.type', STR, 'yarn'], ['llama.rope.scaling.factor', F32V, factor],
             ['llama.rope.scaling.original_context_length', U32, 32]]
+
+
+def experts(count, used):
+    """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
+    def add(m):
+        m.kvs.append(['llama.expert_count', U32, count])
+        if used is not None:
+            m.kvs.append(['llama.expert_used_count', U32, used])
+    return add
 
 
 def all_cases(good):

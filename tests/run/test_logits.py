@@ -109,6 +109,16 @@ CASES = [
     Case("qwen2-F32-yarn4", "core", ("--arch", "qwen2", "--yarn", "4", "--yarn-orig-ctx", "64"), prompt=40, n=3),
     llama("F32", "core", "--yarn", "8", "--yarn-orig-ctx", "512", "--yarn-attn-factor", "0.9",
           "--yarn-beta-fast", "16", name="llama-yarn8-attn0.9"),
+    # mixtures of experts (router, moe_route, matmul_id on the device): Mixtral's
+    # layout (llama, 8 experts, 2 a token) and Qwen3-MoE's (8 of 8, 2 a token; 16, 4);
+    # 40-token prompts in batches of 16 give experts several rows each, and some none
+    llama("F32", "core", "--experts", "8", name="mixtral-F32"),
+    Case("qwen3moe-F32", "core", ("--arch", "qwen3moe")),
+    llama("Q4_K", "core", "--experts", "8", name="mixtral-Q4_K"),
+    Case("qwen3moe-Q8_0-e16k4", "gpu", ("--arch", "qwen3moe", "--dtype", "Q8_0", "--experts", "16",
+                                        "--experts-used", "4")),
+    llama("F32", "gpu", "--experts", "8", name="mixtral-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    Case("qwen3moe-mixed-prompt40", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed"), prompt=40, n=3),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),

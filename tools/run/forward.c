@@ -9,7 +9,11 @@
 #include "model.h"
 
 /* Activations of one batch, each a region of one buffer. */
-enum act_slot { A_X, A_H, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_LOGITS, A_IDS, A_POS, A_NEXT, A_COUNT };
+enum act_slot {
+	A_X, A_H, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_LOGITS, A_IDS, A_POS, A_NEXT,
+	A_ROUTER, A_EXPERTS, A_EXPERT_W, /* MoE: router logits [T, E], chosen ids and weights [T, k] */
+	A_COUNT
+};
 
 struct run_state {
 	const struct run_model *m;
@@ -61,12 +65,15 @@ static uint64_t layout(struct run_state *s)
 {
 	const struct run_hparams *hp = &s->m->hp;
 	int64_t B = s->o.n_batch, R = s->o.all_logits ? B : 1;
+	/* MoE: gate and up hold every slot's expert output, [T, k, n_ff_exp] */
+	int64_t ff = hp->n_ff > hp->n_expert_used * hp->n_ff_exp ? hp->n_ff : hp->n_expert_used * hp->n_ff_exp;
 	int64_t floats[A_COUNT] = {
 		[A_X] = B * hp->n_embd, [A_H] = B * hp->n_embd,
 		[A_Q] = B * hp->n_head * hp->head_dim, [A_K] = B * hp->n_head_kv * hp->head_dim,
 		[A_V] = B * hp->n_head_kv * hp->head_dim_v, [A_ATT] = B * hp->n_head * hp->head_dim_v,
-		[A_GATE] = B * hp->n_ff, [A_UP] = B * hp->n_ff, [A_LOGITS] = R * hp->n_vocab,
+		[A_GATE] = B * ff, [A_UP] = B * ff, [A_LOGITS] = R * hp->n_vocab,
 		[A_IDS] = B, [A_POS] = B, [A_NEXT] = 1,
+		[A_ROUTER] = B * hp->n_expert, [A_EXPERTS] = B * hp->n_expert_used, [A_EXPERT_W] = B * hp->n_expert_used,
 	};
 	uint64_t at = 0;
 
@@ -279,6 +286,35 @@ static int ffn(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return 0;
 }
 
+/* The mixture of experts (Mixtral, Qwen3-MoE), on the device from router to
+ * sum, no read-back: router logits = h·Wrᵀ; moe_route picks each token's k
+ * experts by softmax probability and renormalizes their weights; the
+ * experts' gate and up rows for every slot, swiglu, then down with the
+ * slots summed by their weights in the same call. */
+static int ffn_moe(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	const int64_t k = hp->n_expert_used, F = hp->n_ff_exp, ids_shape[2] = { T, k };
+	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_tensor router = act2(s, A_ROUTER, 0, T, hp->n_expert), w = act2(s, A_EXPERT_W, 0, T, k);
+	gllmk_tensor ids = gllmk_tensor_make(s->act, s->off[A_EXPERTS], GLLMK_I32, 2, ids_shape);
+	gllmk_tensor g = act3(s, A_GATE, T, k, F), u = act3(s, A_UP, T, k, F);
+	gllmk_tensor g2 = act2(s, A_GATE, 0, T * k, F), u2 = act2(s, A_UP, 0, T * k, F);
+	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp), .gating = GLLMK_GATING_SOFTMAX, .norm = 1 };
+
+	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (ffn_gate_inp)", il, gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, NULL)) ||
+	    call(e, "gllmk_moe_route", il, gllmk_moe_route(c, &ids, &w, &router, NULL, &rp)) ||
+	    call(e, "gllmk_matmul_id (ffn_gate_exps)", il, gllmk_matmul_id(c, &g, &h, &l->ffn_gate_exps, &ids, NULL, NULL)) ||
+	    call(e, "gllmk_matmul_id (ffn_up_exps)", il, gllmk_matmul_id(c, &u, &h, &l->ffn_up_exps, &ids, NULL, NULL)) ||
+	    call(e, "gllmk_swiglu (experts)", il, gllmk_swiglu(c, &g2, &g2, &u2)) ||
+	    call(e, "gllmk_matmul_id (ffn_down_exps)", il, gllmk_matmul_id(c, &h, &g, &l->ffn_down_exps, &ids, NULL, &w)) ||
+	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
+		return e->status;
+	return 0;
+}
+
 static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
 {
 	const struct run_layer *l = &s->m->layers[il];
@@ -287,7 +323,7 @@ static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct
 	if (call(e, "gllmk_rms_norm (attn_norm)", il, gllmk_rms_norm(s->ctx, &h, &x, &l->attn_norm, s->m->hp.eps)))
 		return e->status;
 	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, pos, e) || attend(s, l, il, T, pos, e) ||
-			       ffn(s, l, il, T, e)
+			       (s->m->moe ? ffn_moe(s, l, il, T, e) : ffn(s, l, il, T, e))
 		       ? e->status
 		       : 0;
 }

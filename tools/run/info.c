@@ -93,6 +93,9 @@ void info_print(const struct run_model *m, FILE *fp)
 		(long long)hp->n_head_kv, (long long)hp->head_dim, (long long)hp->head_dim_v, (long long)hp->n_rot,
 		hp->rope_base, hp->freq_scale, hp->rope_mode == GLLMK_ROPE_NEOX ? "neox" : "normal", hp->eps,
 		(long long)hp->n_vocab, (long long)hp->n_ctx_train, m->tied ? ", tied embeddings" : "");
+	if (m->moe)
+		fprintf(fp, "experts: %lld of %lld per token, expert ffn %lld\n", (long long)hp->n_expert_used,
+			(long long)hp->n_expert, (long long)hp->n_ff_exp);
 	fprintf(fp, "decode step: %.1f MiB of weights, %.3f GFLOP per token\n",
 		(double)m->weight_bytes_per_token / (1 << 20), m->matmul_flops_per_token / 1e9);
 	fprintf(fp, "metadata (%" PRIu64 "):\n", f->n_kv);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a tiny random GGUF model (llama, qwen2 or qwen3) for gllmk-run.
+"""Writes a tiny random GGUF model (llama, qwen2, qwen3 or qwen3moe) for gllmk-run.
 
 Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
 gguf). The weights are random but shaped like a real model's: matrices normal with
@@ -9,6 +9,14 @@ package's own quantizers; the K-quants and IQ4_NL/IQ4_XS, which the package can 
 decode, get random block bytes whose f16 scales are set to sane values (SPEC/QUANT.md
 gives where they sit), then checked with the package's decoder. The vocabulary is
 SentencePiece-like (the metadata a runtime prints), never used to tokenize.
+
+Mixtures of experts: --arch qwen3moe, or --arch llama --experts E (Mixtral's layout):
+a router ffn_gate_inp [E, dim] (kept in F32, as llama.cpp's quantizer keeps it) and
+expert stacks ffn_{gate,up}_exps [E, expert_ffn, dim], ffn_down_exps [E, dim, expert_ffn]
+in the matrices' type. The router's weights are large (std 4/sqrt(dim)) so that a
+token's k-th and (k+1)-th experts are far apart in probability: a runtime whose
+activations differ from the reference's by a quantization step still picks the
+same experts (a near tie would make the two disagree by O(1) for that token).
 
 Usage: make_model.py --arch llama --dtype Q4_K --out m.gguf [--verbose]
 """
@@ -23,7 +31,9 @@ from gguf import quants
 
 DTYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
           "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
-ARCHS = ("llama", "qwen2", "qwen3")
+ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe")
+QK_NORM = ("qwen3", "qwen3moe")
+ROUTER_STD = 4.0  # times 1/sqrt(dim): see the module's doc
 
 # Byte offsets of a block's f16 scale `d` and of its min scale `dmin` (None: the
 # format has no min), SPEC/QUANT.md's layouts: the fields random bytes must not
@@ -151,6 +161,11 @@ def add_metadata(w, a):
     w.add_layer_norm_rms_eps(a.eps)
     w.add_rope_freq_base(a.rope_base)
     w.add_rope_dimension_count(a.head_dim)
+    if a.experts:
+        w.add_expert_count(a.experts)
+        w.add_expert_used_count(a.experts_used)
+        if a.arch == "qwen3moe":
+            w.add_expert_feed_forward_length(a.expert_ffn)
     if a.yarn:
         # YaRN as llama.cpp reads it (SPEC/RUN.md): factor, training context, yarn_* keys
         w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
@@ -197,11 +212,26 @@ def add_tensors(w, a, rng):
     choose = DtypeChooser(a.dtype)
     embd_choose = choose if a.embd_dtype == a.dtype else DtypeChooser(a.embd_dtype)
 
-    def matrix(name, rows, k, std=None, chooser=choose):
-        m = rng.standard_normal((rows, k), dtype=np.float32)
+    def matrix(name, rows, k, std=None, chooser=choose, planes=0):
+        m = rng.standard_normal((max(planes, 1) * rows, k), dtype=np.float32)
         m *= std if std is not None else 1.0 / np.sqrt(k)
         data, raw = encode_matrix(m, chooser(k), rng)
+        if planes:  # a stack of experts' matrices, [E, rows, ...]
+            data = data.reshape(planes, rows, -1)
         w.add_tensor(name, data, raw_dtype=raw)
+
+    def ffn(p):
+        if not a.experts:
+            matrix(p + "ffn_gate.weight", a.ffn, a.dim)
+            matrix(p + "ffn_up.weight", a.ffn, a.dim)
+            matrix(p + "ffn_down.weight", a.dim, a.ffn)
+            return
+        f = a.expert_ffn
+        matrix(p + "ffn_gate_inp.weight", a.experts, a.dim, std=ROUTER_STD / np.sqrt(a.dim),
+               chooser=lambda k: Q.F32)
+        matrix(p + "ffn_gate_exps.weight", f, a.dim, planes=a.experts)
+        matrix(p + "ffn_up_exps.weight", f, a.dim, planes=a.experts)
+        matrix(p + "ffn_down_exps.weight", a.dim, f, planes=a.experts)
 
     def vector(name, n, mean, std):
         w.add_tensor(name, (mean + std * rng.standard_normal(n)).astype(np.float32))
@@ -218,14 +248,12 @@ def add_tensors(w, a, rng):
         if a.arch == "qwen2":
             for n, rows in (("q", q_dim), ("k", kv_dim), ("v", kv_dim)):
                 vector(p + f"attn_{n}.bias", rows, 0.0, 0.2)
-        if a.arch == "qwen3":
+        if a.arch in QK_NORM:
             vector(p + "attn_q_norm.weight", a.head_dim, 1.0, 0.1)
             vector(p + "attn_k_norm.weight", a.head_dim, 1.0, 0.1)
         matrix(p + "attn_output.weight", a.dim, q_dim)
         vector(p + "ffn_norm.weight", a.dim, 1.0, 0.1)
-        matrix(p + "ffn_gate.weight", a.ffn, a.dim)
-        matrix(p + "ffn_up.weight", a.ffn, a.dim)
-        matrix(p + "ffn_down.weight", a.dim, a.ffn)
+        ffn(p)
     vector("output_norm.weight", a.dim, 1.0, 0.1)
     if a.rope_freqs:
         w.add_tensor("rope_freqs.weight", rope_freqs(a, rng))
@@ -260,6 +288,9 @@ def parse_args(argv):
     p.add_argument("--yarn-attn-factor", type=float, help="YaRN: rope.scaling.yarn_attn_factor")
     p.add_argument("--yarn-beta-fast", type=float, help="YaRN: rope.scaling.yarn_beta_fast")
     p.add_argument("--tied", action="store_true", help="no output.weight")
+    p.add_argument("--experts", type=int, help="experts per layer (llama: 0 = dense; qwen3moe: default 8)")
+    p.add_argument("--experts-used", type=int, default=2, help="experts a token uses")
+    p.add_argument("--expert-ffn", type=int, help="an expert's ffn width (default: ffn / 2 for qwen3moe, ffn for llama)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--verbose", action="store_true")
@@ -268,6 +299,13 @@ def parse_args(argv):
     a.head_dim = a.head_dim or a.dim // a.heads
     a.eps = a.eps if a.eps is not None else (1e-5 if a.arch == "llama" else 1e-6)
     a.rope_base = a.rope_base or (1e4 if a.arch == "llama" else 1e6)
+    if a.experts is None:
+        a.experts = 8 if a.arch == "qwen3moe" else 0
+    if a.arch in ("qwen2", "qwen3") and a.experts or a.arch == "qwen3moe" and not a.experts:
+        p.error(f"{a.arch}: --experts must be {'0' if a.arch != 'qwen3moe' else '> 0'}")
+    a.expert_ffn = a.expert_ffn or (a.ffn // 2 if a.arch == "qwen3moe" else a.ffn)
+    if a.experts and not 1 <= a.experts_used <= a.experts:
+        p.error("--experts-used must be in 1..--experts")
     if a.heads % a.kv_heads or a.head_dim % 2 or a.vocab < 16:
         p.error("heads must be a multiple of kv-heads, head-dim even, vocab >= 16")
     return a

@@ -34,12 +34,14 @@ struct arch_info {
 	enum run_arch arch;
 	int32_t rope_mode;
 	bool qkv_bias, qk_norm;
+	bool moe; /* always a mixture of experts (llama: when expert_count > 0) */
 };
 
 static const struct arch_info ARCHES[] = {
-	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false },
-	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false },
-	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true },
+	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false, false },
+	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false, false },
+	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false },
+	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -154,12 +156,40 @@ static int read_arch(struct run_model *m, struct run_error *e)
 			m->hp.rope_mode = ARCHES[i].rope_mode;
 			m->has_bias = ARCHES[i].qkv_bias;
 			m->has_qk_norm = ARCHES[i].qk_norm;
+			m->moe = ARCHES[i].moe;
 			return 0;
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
+}
+
+/* Mixture of experts: llama (Mixtral) when expert_count > 0, qwen3moe
+ * always. An expert_count of 0 (written by some converters) means dense. */
+static int read_experts(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+	char key[128];
+	uint32_t v = 0;
+	int r = gguf_get_u32(m->gguf, akey(key, sizeof(key), m, "expert_count"), &v, e->msg, sizeof(e->msg));
+
+	if (r < 0)
+		return e->status = RUN_E_BAD_INPUT;
+	if (r == 0 && v > 0)
+		m->moe = true;
+	if (!m->moe)
+		return 0;
+	if (v == 0 || v > 4096)
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: '%s' = %u: a mixture of experts needs 1..4096 experts", key, v);
+	hp->n_expert = v;
+	if (hp_int(m, "expert_used_count", -1, &hp->n_expert_used, e) ||
+	    hp_int(m, "expert_feed_forward_length", hp->n_ff, &hp->n_ff_exp, e))
+		return e->status;
+	if (hp->n_expert_used > hp->n_expert)
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: expert_used_count %lld > expert_count %lld",
+				(long long)hp->n_expert_used, (long long)hp->n_expert);
+	return 0;
 }
 
 static int read_hparams(struct run_model *m, struct run_error *e)
@@ -179,6 +209,8 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	    hp_int(m, "context_length", 2048, &hp->n_ctx_train, e) ||
 	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
 	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
+		return e->status;
+	if (read_experts(m, e))
 		return e->status;
 	if (hp->n_head % hp->n_head_kv)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",
@@ -222,10 +254,11 @@ static int check_type(const struct gguf_tensor *t, enum tensor_use use, struct r
 	return 0;
 }
 
-static int check_shape(const struct gguf_tensor *t, int64_t rows, int64_t cols, struct run_error *e)
+static int check_shape(const struct gguf_tensor *t, int64_t planes, int64_t rows, int64_t cols, struct run_error *e)
 {
-	/* ggml order: ne[0] is the row length. A vector is rows == 0. */
-	int64_t want[GGUF_MAX_DIMS] = { cols, rows ? rows : 1, 1, 1 };
+	/* ggml order: ne[0] is the row length. A vector is rows == 0; a matrix
+	 * planes == 0; experts are `planes` matrices. */
+	int64_t want[GGUF_MAX_DIMS] = { cols, rows ? rows : 1, planes ? planes : 1, 1 };
 	int64_t got[GGUF_MAX_DIMS];
 
 	for (uint32_t d = 0; d < GGUF_MAX_DIMS; d++)
@@ -233,14 +266,17 @@ static int check_shape(const struct gguf_tensor *t, int64_t rows, int64_t cols, 
 	if (!memcmp(want, got, sizeof(want)))
 		return 0;
 	return run_fail(e, RUN_E_BAD_INPUT,
-			"tensor '%.*s': shape [%lld, %lld, %lld, %lld] (ggml order) does not fit the architecture, which needs [%lld, %lld]",
+			"tensor '%.*s': shape [%lld, %lld, %lld, %lld] (ggml order) does not fit the architecture, which needs [%lld, %lld, %lld]",
 			(int)(t->name.len > 96 ? 96 : t->name.len), t->name.ptr, (long long)got[0], (long long)got[1],
-			(long long)got[2], (long long)got[3], (long long)cols, (long long)(rows ? rows : 1));
+			(long long)got[2], (long long)got[3], (long long)cols, (long long)(rows ? rows : 1),
+			(long long)(planes ? planes : 1));
 }
 
-/* Finds, checks and registers one tensor. rows == 0: a vector of cols. */
-static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name, int64_t rows, int64_t cols,
-		       bool optional, struct run_error *e)
+/* Finds, checks and registers one tensor. rows == 0: a vector of cols;
+ * planes > 0: that many experts' matrices, of which a token reads
+ * n_expert_used (what the per-token figures count). */
+static int bind_tensor3(struct run_model *m, gllmk_tensor *view, const char *name, int64_t planes, int64_t rows,
+			int64_t cols, bool optional, struct run_error *e)
 {
 	const struct gguf_tensor *t = gguf_find_tensor(m->gguf, name);
 	enum tensor_use use = rows ? USE_MATRIX : USE_VECTOR;
@@ -249,9 +285,12 @@ static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name
 	if (!t)
 		return optional ? 0 : run_fail(e, RUN_E_BAD_INPUT, "tensor '%s' is missing (architecture %s)", name,
 					       m->arch_name);
-	if (check_type(t, use, e) || check_shape(t, rows, cols, e))
+	if (check_type(t, use, e) || check_shape(t, planes, rows, cols, e))
 		return e->status;
-	if (use == USE_MATRIX) {
+	if (planes) {
+		m->weight_bytes_per_token += t->nbytes / (uint64_t)planes * (uint64_t)m->hp.n_expert_used;
+		m->matmul_flops_per_token += 2.0 * (double)rows * (double)cols * (double)m->hp.n_expert_used;
+	} else if (use == USE_MATRIX) {
 		m->weight_bytes_per_token += t->nbytes;
 		m->matmul_flops_per_token += 2.0 * (double)rows * (double)cols;
 	} else {
@@ -262,35 +301,62 @@ static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name
 	return 0;
 }
 
+static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name, int64_t rows, int64_t cols,
+		       bool optional, struct run_error *e)
+{
+	return bind_tensor3(m, view, name, 0, rows, cols, optional, e);
+}
+
+/* The FFN: three matrices, or a router and three expert stacks. */
+static int bind_ffn(struct run_model *m, int64_t il, struct run_error *e)
+{
+	const struct run_hparams *hp = &m->hp;
+	struct run_layer *l = &m->layers[il];
+	char n[7][64];
+	const char *parts[7] = { "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight", "ffn_gate_inp.weight",
+				 "ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight" };
+
+	for (int i = 0; i < 7; i++)
+		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	if (!m->moe)
+		return bind_tensor(m, &l->w_gate, n[0], hp->n_ff, hp->n_embd, false, e) ||
+			       bind_tensor(m, &l->w_up, n[1], hp->n_ff, hp->n_embd, false, e) ||
+			       bind_tensor(m, &l->w_down, n[2], hp->n_embd, hp->n_ff, false, e)
+		       ? e->status
+		       : 0;
+	return bind_tensor(m, &l->ffn_gate_inp, n[3], hp->n_expert, hp->n_embd, false, e) ||
+		       bind_tensor3(m, &l->ffn_gate_exps, n[4], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
+		       bind_tensor3(m, &l->ffn_up_exps, n[5], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
+		       bind_tensor3(m, &l->ffn_down_exps, n[6], hp->n_expert, hp->n_embd, hp->n_ff_exp, false, e)
+	       ? e->status
+	       : 0;
+}
+
 static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 {
 	const struct run_hparams *hp = &m->hp;
 	struct run_layer *l = &m->layers[il];
 	int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
 	int64_t vv = hp->n_head_kv * hp->head_dim_v, o = hp->n_head * hp->head_dim_v;
-	char n[14][64];
-	const char *parts[14] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
-				  "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",
-				  "ffn_down.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
+	char n[11][64];
+	const char *parts[11] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+				  "attn_output.weight", "ffn_norm.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
 				  "attn_q_norm.weight", "attn_k_norm.weight" };
 
-	for (int i = 0; i < 14; i++)
+	for (int i = 0; i < 11; i++)
 		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
 	if (bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wq, n[1], q, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wk, n[2], kv, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wv, n[3], vv, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wo, n[4], hp->n_embd, o, false, e) ||
-	    bind_tensor(m, &l->ffn_norm, n[5], 0, hp->n_embd, false, e) ||
-	    bind_tensor(m, &l->w_gate, n[6], hp->n_ff, hp->n_embd, false, e) ||
-	    bind_tensor(m, &l->w_up, n[7], hp->n_ff, hp->n_embd, false, e) ||
-	    bind_tensor(m, &l->w_down, n[8], hp->n_embd, hp->n_ff, false, e))
+	    bind_tensor(m, &l->ffn_norm, n[5], 0, hp->n_embd, false, e) || bind_ffn(m, il, e))
 		return e->status;
-	if (m->has_bias && (bind_tensor(m, &l->bq, n[9], 0, q, false, e) || bind_tensor(m, &l->bk, n[10], 0, kv, false, e) ||
-			    bind_tensor(m, &l->bv, n[11], 0, vv, false, e)))
+	if (m->has_bias && (bind_tensor(m, &l->bq, n[6], 0, q, false, e) || bind_tensor(m, &l->bk, n[7], 0, kv, false, e) ||
+			    bind_tensor(m, &l->bv, n[8], 0, vv, false, e)))
 		return e->status;
-	if (m->has_qk_norm && (bind_tensor(m, &l->q_norm, n[12], 0, hp->head_dim, false, e) ||
-			       bind_tensor(m, &l->k_norm, n[13], 0, hp->head_dim, false, e)))
+	if (m->has_qk_norm && (bind_tensor(m, &l->q_norm, n[9], 0, hp->head_dim, false, e) ||
+			       bind_tensor(m, &l->k_norm, n[10], 0, hp->head_dim, false, e)))
 		return e->status;
 	return 0;
 }
@@ -372,11 +438,13 @@ static int keep_buffer(struct run_model *m, gllmk_buffer *b)
 /* The view a binding's tensor has in buf at offset, in its own dtype. */
 static gllmk_tensor raw_view(const struct gguf_tensor *t, gllmk_buffer *buf, uint64_t offset)
 {
-	int64_t shape[2] = { t->ne[1], t->ne[0] };
+	int64_t shape[3] = { t->ne[2], t->ne[1], t->ne[0] };
 
+	if (t->n_dims == 3) /* experts */
+		return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 3, shape);
 	if (t->n_dims == 1)
-		return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 1, &shape[1]);
-	return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 2, shape);
+		return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 1, &shape[2]);
+	return gllmk_tensor_make(buf, offset, (gllmk_dtype)t->type, 2, &shape[1]);
 }
 
 /* A device copy of one tensor (GPU plugins, or no wrap). */

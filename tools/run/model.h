@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -32,6 +32,9 @@ struct run_hparams {
 	/* YaRN (rope.scaling.type yarn; ext_factor 0 otherwise): gllmk_rope_ext's fields */
 	float ext_factor, attn_factor, beta_fast, beta_slow;
 	int32_t n_ctx_orig;
+	/* Mixture of experts (n_expert > 0): each token's FFN is the weighted sum
+	 * of n_expert_used of n_expert SwiGLU experts of width n_ff_exp. */
+	int64_t n_expert, n_expert_used, n_ff_exp;
 };
 
 struct run_layer {
@@ -39,6 +42,9 @@ struct run_layer {
 	gllmk_tensor bq, bk, bv;         /* qwen2 */
 	gllmk_tensor q_norm, k_norm;     /* qwen3 */
 	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
+	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
+	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
+	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
 };
 
 /* A weight view to fill at bind time from its GGUF tensor. */
@@ -60,6 +66,7 @@ struct run_model {
 	bool has_rope_freqs;
 	struct run_layer *layers;
 	bool has_bias, has_qk_norm;
+	bool moe; /* hp.n_expert > 0 */
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
 	gllmk_buffer **bufs;
 	size_t n_bufs;
