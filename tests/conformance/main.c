@@ -56,6 +56,7 @@ CONF_GROUP_EXTERN(activation);
 #endif
 #ifdef CONF_HAVE_ROUTING
 CONF_GROUP_EXTERN(routing);
+#endif
 #ifdef CONF_HAVE_ROPE_EXT
 CONF_GROUP_EXTERN(rope_ext);
 #endif
@@ -107,6 +108,7 @@ static const struct conf_group groups[] = {
 #endif
 #ifdef CONF_HAVE_ROUTING
 	GROUP(routing),
+#endif
 #ifdef CONF_HAVE_ROPE_EXT
 	GROUP(rope_ext),
 #endif

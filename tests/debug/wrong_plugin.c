@@ -56,7 +56,7 @@ static const gllmk_plugin_table wrong_table = {
 	.open = wrong_open,
 	.close = cpu_close,
 	GLLMK_BACKEND_SLOTS(WRONG_CPU_SLOT)
-	GLLMK_OPS_V1_0(WRONG_CPU_SLOT) /* TODO(merge): GLLMK_OPS once 1.1 lands */
+	GLLMK_OPS(WRONG_CPU_SLOT)
 	.scale = wrong_scale,
 	.relu = wrong_relu,
 };
