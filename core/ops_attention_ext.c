@@ -8,21 +8,9 @@
  * The params struct may be shorter than today's (an older caller): its
  * fields past struct_size read as 0, so the plugin is handed a full copy.
  */
-#include <inttypes.h>
-#include <math.h>
 #include <stddef.h>
-#include <string.h>
 
-#include "validate.h"
-
-#define CHECK(expr)                                  \
-	do {                                         \
-		gllmk_status check_st_ = (expr);     \
-		if (unlikely(check_st_ != GLLMK_OK)) \
-			return check_st_;            \
-	} while (0)
-
-#define FN(op) "gllmk_" #op
+#include "ops_common.h" /* CHECK, FN, check_param, core_copy_params */
 
 /* K/V dtypes of the 1.1 attention ops. */
 #define ATTN_KV_DTYPES (CORE_DT_FLOAT | CORE_DT(GLLMK_Q8_0) | CORE_DT(GLLMK_Q4_0))
@@ -36,34 +24,20 @@ struct ext_views {
 static gllmk_status read_params(const char *fn, const gllmk_attention_ext_params *p,
 				gllmk_attention_ext_params *full)
 {
-	CHECK(core_check_ptr(fn, "p", p));
-	if (unlikely(p->struct_size < sizeof(uint32_t)))
-		return core_error(GLLMK_E_INVALID, "%s: p->struct_size = %u (set it to sizeof(gllmk_attention_ext_params) = %zu)",
-				  fn, (unsigned)p->struct_size, sizeof(*full));
-	memset(full, 0, sizeof(*full));
-	memcpy(full, p, p->struct_size < sizeof(*full) ? p->struct_size : sizeof(*full));
-	full->struct_size = sizeof(*full);
-	return GLLMK_OK;
-}
-
-static gllmk_status check_range(const char *fn, int ok, const char *name, double value, const char *rule)
-{
-	if (likely(ok))
-		return GLLMK_OK;
-	return core_error(GLLMK_E_INVALID, "%s: %s = %g (%s)", fn, name, value, rule);
+	return core_copy_params(fn, full, sizeof(*full), p, sizeof(uint32_t), "gllmk_attention_ext_params");
 }
 
 /* The scalars both ops share. */
 static gllmk_status check_scalars(const char *fn, const gllmk_attention_ext_params *p)
 {
 	CHECK(core_check_finite(fn, "p->scale", p->scale));
-	CHECK(check_range(fn, p->causal == 0 || p->causal == 1, "p->causal", p->causal, "must be 0 or 1"));
-	CHECK(check_range(fn, isfinite(p->softcap) && p->softcap >= 0, "p->softcap", p->softcap,
+	CHECK(check_param(fn, p->causal == 0 || p->causal == 1, "p->causal", p->causal, "must be 0 or 1"));
+	CHECK(check_param(fn, isfinite(p->softcap) && p->softcap >= 0, "p->softcap", p->softcap,
 			  "must be finite and >= 0; 0 = off"));
-	CHECK(check_range(fn, isfinite(p->max_bias) && p->max_bias >= 0, "p->max_bias", p->max_bias,
+	CHECK(check_param(fn, isfinite(p->max_bias) && p->max_bias >= 0, "p->max_bias", p->max_bias,
 			  "must be finite and >= 0; 0 = no ALiBi"));
-	CHECK(check_range(fn, p->window >= 0, "p->window", p->window, "must be >= 0; 0 = no window"));
-	return check_range(fn, p->reserved == 0, "p->reserved", p->reserved, "must be 0");
+	CHECK(check_param(fn, p->window >= 0, "p->window", p->window, "must be >= 0; 0 = no window"));
+	return check_param(fn, p->reserved == 0, "p->reserved", p->reserved, "must be 0");
 }
 
 /* q [T, Hq, D] and out [T, Hq, Dv] (T = sum Tq in varlen). */

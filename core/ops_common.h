@@ -37,6 +37,12 @@ static inline gllmk_status check_invalid(const char *fn, int ok, const char *fmt
 	return core_error(GLLMK_E_INVALID, "%s: %s = %g (%s)", fn, name, value, fmt_rule);
 }
 
+/* The same, arguments in the order a reader says them: name, value, rule. */
+static inline gllmk_status check_param(const char *fn, int ok, const char *name, double value, const char *rule)
+{
+	return check_invalid(fn, ok, rule, value, name);
+}
+
 /* The params structs of ABI 1.1 begin with struct_size; fields past it read
  * as 0. The wrapper copies the caller's struct into a full-size one (zeros
  * past struct_size, defaults filled in), so plugins read every field of the

@@ -7,29 +7,9 @@
  * it read as 0), then the documented zero defaults are applied (attn_factor
  * 1, beta_fast 32, beta_slow 1), so a plugin reads plain values.
  */
-#include <inttypes.h>
-#include <math.h>
 #include <stddef.h>
-#include <string.h>
 
-#include "validate.h"
-
-#define CHECK(expr)                                  \
-	do {                                         \
-		gllmk_status check_st_ = (expr);     \
-		if (unlikely(check_st_ != GLLMK_OK)) \
-			return check_st_;            \
-	} while (0)
-
-#define FN(op) "gllmk_" #op
-
-/* GLLMK_E_INVALID naming a scalar parameter and its rule unless ok. */
-static gllmk_status rule(const char *fn, int ok, const char *name, double value, const char *why)
-{
-	if (likely(ok))
-		return GLLMK_OK;
-	return core_error(GLLMK_E_INVALID, "%s: %s = %g (%s)", fn, name, value, why);
-}
+#include "ops_common.h" /* CHECK, FN, check_param, core_copy_params */
 
 /* ------------------------------------------------------------ rope_ext */
 
@@ -39,13 +19,7 @@ static gllmk_status rule(const char *fn, int ok, const char *name, double value,
 
 static gllmk_status rope_ext_normalise(const char *fn, const gllmk_rope_ext_params *p, gllmk_rope_ext_params *q)
 {
-	CHECK(core_check_ptr(fn, "p", p));
-	if (unlikely(p->struct_size < ROPE_EXT_MIN_SIZE))
-		return core_error(GLLMK_E_INVALID, "%s: p->struct_size = %u (at least %zu: set it to sizeof(gllmk_rope_ext_params))",
-				  fn, (unsigned)p->struct_size, (size_t)ROPE_EXT_MIN_SIZE);
-	memset(q, 0, sizeof(*q));
-	memcpy(q, p, p->struct_size < sizeof(*q) ? p->struct_size : sizeof(*q));
-	q->struct_size = sizeof(*q);
+	CHECK(core_copy_params(fn, q, sizeof(*q), p, ROPE_EXT_MIN_SIZE, "gllmk_rope_ext_params"));
 	if (q->attn_factor == 0.0f)
 		q->attn_factor = 1.0f;
 	if (q->beta_fast == 0.0f)
@@ -59,26 +33,26 @@ static gllmk_status check_rope_ext_params(const char *fn, const gllmk_rope_ext_p
 {
 	int64_t n_rot = p->n_rot ? p->n_rot : d;
 
-	CHECK(rule(fn, p->mode == GLLMK_ROPE_NORMAL || p->mode == GLLMK_ROPE_NEOX, "p->mode", p->mode,
+	CHECK(check_param(fn, p->mode == GLLMK_ROPE_NORMAL || p->mode == GLLMK_ROPE_NEOX, "p->mode", p->mode,
 		   "must be GLLMK_ROPE_NORMAL (0) or GLLMK_ROPE_NEOX (1)"));
 	if (unlikely(p->n_rot < 0 || n_rot % 2 || n_rot > d))
 		return core_error(GLLMK_E_INVALID,
 				  "%s: p->n_rot = %d (rotated dims: even and <= D = %" PRId64 "; 0 means D)", fn,
 				  (int)p->n_rot, d);
-	CHECK(rule(fn, isfinite(p->theta_base) && p->theta_base > 0, "p->theta_base", p->theta_base,
+	CHECK(check_param(fn, isfinite(p->theta_base) && p->theta_base > 0, "p->theta_base", p->theta_base,
 		   "must be finite and > 0"));
-	CHECK(rule(fn, isfinite(p->freq_scale) && p->freq_scale > 0, "p->freq_scale", p->freq_scale,
+	CHECK(check_param(fn, isfinite(p->freq_scale) && p->freq_scale > 0, "p->freq_scale", p->freq_scale,
 		   "must be finite and > 0"));
-	CHECK(rule(fn, isfinite(p->ext_factor), "p->ext_factor", p->ext_factor, "must be finite; 0 turns YaRN off"));
-	CHECK(rule(fn, isfinite(p->attn_factor), "p->attn_factor", p->attn_factor, "must be finite; 0 means 1"));
-	CHECK(rule(fn, isfinite(p->beta_fast) && p->beta_fast > 0, "p->beta_fast", p->beta_fast,
+	CHECK(check_param(fn, isfinite(p->ext_factor), "p->ext_factor", p->ext_factor, "must be finite; 0 turns YaRN off"));
+	CHECK(check_param(fn, isfinite(p->attn_factor), "p->attn_factor", p->attn_factor, "must be finite; 0 means 1"));
+	CHECK(check_param(fn, isfinite(p->beta_fast) && p->beta_fast > 0, "p->beta_fast", p->beta_fast,
 		   "must be finite and > 0; 0 means 32"));
-	CHECK(rule(fn, isfinite(p->beta_slow) && p->beta_slow > 0, "p->beta_slow", p->beta_slow,
+	CHECK(check_param(fn, isfinite(p->beta_slow) && p->beta_slow > 0, "p->beta_slow", p->beta_slow,
 		   "must be finite and > 0; 0 means 1"));
-	CHECK(rule(fn, p->n_ctx_orig >= 0, "p->n_ctx_orig", p->n_ctx_orig, "must be >= 0"));
+	CHECK(check_param(fn, p->n_ctx_orig >= 0, "p->n_ctx_orig", p->n_ctx_orig, "must be >= 0"));
 	/* YaRN's correction dims take log(n_ctx_orig): without it they are
 	 * meaningless (ggml would ramp only pair 0). */
-	return rule(fn, p->ext_factor == 0.0f || p->n_ctx_orig > 0, "p->n_ctx_orig", p->n_ctx_orig,
+	return check_param(fn, p->ext_factor == 0.0f || p->n_ctx_orig > 0, "p->n_ctx_orig", p->n_ctx_orig,
 		    "must be > 0 when p->ext_factor != 0 (YaRN needs the training context)");
 }
 
