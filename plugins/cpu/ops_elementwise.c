@@ -10,6 +10,7 @@
  */
 #include "cpu_plugin.h"
 #include "cpu_rows.h"
+#include "../glu_views.h"
 
 typedef void (*scalar_row_fn)(float *y, const float *x, float s, int64_t n);
 
@@ -214,23 +215,9 @@ gllmk_status cpu_softcap(void *st, gllmk_t y, gllmk_t x, float c)
 	return ew_run(s, &j);
 }
 
-/* glu. The fused form (up NULL) becomes the split one: gate's rows
- * [g half, u half] seen as two views of y's shape, the second N elements on
- * (the halves trade places when swapped). Then act(gate) · up is a binary
- * op like swiglu, which is glu's SILU. */
-static void cpu_glu_split_views(gllmk_t y, gllmk_t gate, const gllmk_glu_params *p, gllmk_tensor *g, gllmk_tensor *u)
-{
-	int64_t half = cpu_row_len(y) * (int64_t)sizeof(float);
-
-	*g = *gate;
-	g->shape[g->ndim - 1] = cpu_row_len(y);
-	*u = *g;
-	if (p->swapped)
-		g->offset += (uint64_t)half;
-	else
-		u->offset += (uint64_t)half;
-}
-
+/* glu: the fused form (up NULL) as two views of gate's rows
+ * (glu_views.h); then act(gate) · up is a binary op like swiglu, which is
+ * glu's SILU. */
 gllmk_status cpu_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p)
 {
 	const struct cpu_state *s = st;
@@ -239,7 +226,7 @@ gllmk_status cpu_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_
 	struct ew_job j = { .kind = EW_BINARY, .y = y, .a = gate, .b = up };
 
 	if (!up) {
-		cpu_glu_split_views(y, gate, p, &g, &u);
+		glu_fused_views(y, gate, p->swapped, &g, &u);
 		j.a = &g;
 		j.b = &u;
 	}

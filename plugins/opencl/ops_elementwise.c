@@ -1,5 +1,6 @@
 /* Elementwise ops and convert: one work-item per element of y. */
 #include "ocl_plugin.h"
+#include "../glu_views.h"
 
 /* y = op(a, b, s, t); b NULL for unary ops (a stands in, unread). */
 static gllmk_status elementwise2(void *st, enum ocl_kernel_id k, const char *op, ocl_t y, ocl_t a, ocl_t b, float s,
@@ -78,15 +79,7 @@ gllmk_status ocl_glu(void *st, ocl_t y, ocl_t gate, ocl_t up, const gllmk_glu_pa
 	gllmk_tensor g, u;
 
 	if (!up) {
-		uint64_t half = (uint64_t)y->shape[y->ndim - 1] * sizeof(float);
-
-		g = *gate;
-		g.shape[g.ndim - 1] = y->shape[y->ndim - 1];
-		u = g;
-		if (p->swapped)
-			g.offset += half;
-		else
-			u.offset += half;
+		glu_fused_views(y, gate, p->swapped, &g, &u);
 		gate = &g;
 		up = &u;
 	}

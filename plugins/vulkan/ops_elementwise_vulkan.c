@@ -1,6 +1,7 @@
 /* add, mul, scale, the activations, swiglu and glu, clamp, softcap
  * (kernels/vulkan/elementwise.comp) and convert (convert.comp). */
 #include "vk_plugin.h"
+#include "../glu_views.h"
 
 struct ew_push {
 	uint32_t n, d1, d2, rows;
@@ -88,15 +89,7 @@ gllmk_status vk_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_g
 	gllmk_tensor g, u;
 
 	if (!up) {
-		uint64_t half = (uint64_t)y->shape[y->ndim - 1] * sizeof(float);
-
-		g = *gate;
-		g.shape[g.ndim - 1] = y->shape[y->ndim - 1];
-		u = g;
-		if (p->swapped)
-			g.offset += half;
-		else
-			u.offset += half;
+		glu_fused_views(y, gate, p->swapped, &g, &u);
 		gate = &g;
 		up = &u;
 	}
