@@ -723,7 +723,7 @@ static gllmk_status check_varlen(struct cpu_state *s, const struct attn_seq *seq
 						  (long long)i);
 		if (seq[i].kv_len < 0 || seq[i].kv_len > cap)
 			return s->host->set_error(GLLMK_E_BOUNDS,
-						  "%s: kv_len[%lld] = %lld outside [0, P·B = %lld] (sequence %lld)", fn,
+						  "%s: kv_len[%lld] = %lld outside [0, P * B = %lld] (sequence %lld)", fn,
 						  (long long)i, (long long)seq[i].kv_len, (long long)cap, (long long)i);
 		if (mask && seq[i].kv_len > mask->shape[1])
 			return s->host->set_error(GLLMK_E_BOUNDS,
