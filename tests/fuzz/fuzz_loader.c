@@ -30,8 +30,8 @@ static char root[256];
 static unsigned long n_inputs;
 
 /* Every file that loaded stays mapped, and at exit its destructors would
- * run here: a mutated one crashes the fuzzer after the run. The children
- * ran them already, so the process leaves without them. */
+ * run here: a mutated one crashes the fuzzer after the run. Destructors are
+ * the file's code, not gllmk's, so the process leaves without them. */
 static void leave_without_destructors(int status, void *arg)
 {
 	(void)arg;
@@ -101,13 +101,15 @@ static int child_survives(const gllmk_options *o)
 		close(fds[0]);
 		alarm(5); /* a mutated plugin's code can spin: skipped like a crash in it */
 		survey_and_open(o);
-		exit(0); /* the file's destructors run here too */
+		_exit(0); /* not exit: libFuzzer's exit hook calls any exit a finding */
 	}
 	close(fds[1]);
 	while ((k = read(fds[0], report + n, sizeof(report) - 1 - n)) > 0)
 		n += (size_t)k;
 	close(fds[0]);
 	report[n] = '\0';
+	if (getenv("FUZZ_LOADER_VERBOSE"))
+		fputs(report, stderr);
 	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 1;
 	FUZZ_CHECK(!died_in_core(report), "the child died in the core:\n%s", report);
