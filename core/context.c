@@ -73,8 +73,9 @@ static gllmk_status open_layer(const char *fn, gllmk_context *ctx, gllmk_layer_e
 		return core_error(GLLMK_E_NO_PLUGIN, "%s: the preloaded layer is unusable: %s", fn, problem);
 	st = t->open(&args, &ctx->layer_state, reason, sizeof(reason));
 	reason[sizeof(reason) - 1] = '\0';
-	if (st)
-		return core_error(GLLMK_E_NO_PLUGIN, "%s: layer '%s' failed to open over plugin '%s': %s", fn, t->name,
+	if (st) /* out of memory stays out of memory (the caller may retry) */
+		return core_error(st == GLLMK_E_NO_MEMORY ? GLLMK_E_NO_MEMORY : GLLMK_E_NO_PLUGIN,
+				  "%s: layer '%s' failed to open over plugin '%s': %s", fn, t->name,
 				  ctx->plugin->name, reason[0] ? reason : gllmk_status_string(st));
 	ctx->layer = t;
 	snprintf(ctx->report->layer, sizeof(ctx->report->layer), "%s", t->name);

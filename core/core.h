@@ -98,6 +98,7 @@ struct core_record {
 	char path[PATH_MAX];
 	char reason[CORE_REASON_MAX];
 	char device[GLLMK_PROBE_TEXT];
+	int no_memory; /* it failed for lack of memory: gllmk_open says GLLMK_E_NO_MEMORY */
 };
 
 /* A report and everything it points to, in one allocation. */

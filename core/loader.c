@@ -264,6 +264,7 @@ static struct loaded *load(const char *path, const char *name, struct core_recor
 	}
 	l = calloc(1, sizeof(*l));
 	if (!l) {
+		rec->no_memory = 1;
 		set_reason(rec, "out of memory after loading it");
 		return NULL;
 	}
@@ -346,6 +347,7 @@ static int open_plugin(const struct core_plan *plan, const gllmk_plugin_table *t
 	if (st != GLLMK_OK) {
 		reason[sizeof(reason) - 1] = '\0';
 		pr->verdict = GLLMK_VERDICT_OPEN_FAILED;
+		rec->no_memory = st == GLLMK_E_NO_MEMORY;
 		if (reason[0])
 			set_reason(rec, "%s", reason);
 		else
@@ -432,6 +434,10 @@ gllmk_status core_walk(const char *fn, const struct core_plan *plan, int open, s
 	if (!open || r->pub.selected >= 0)
 		return GLLMK_OK;
 	summarise(r, why, sizeof(why));
+	/* out of memory is not "no plugin": the caller may retry with less in use */
+	for (size_t i = 0; i < r->pub.count; i++)
+		if (r->rec[i].no_memory)
+			return core_error(GLLMK_E_NO_MEMORY, "%s: out of memory opening a plugin: %s", fn, why);
 	if (plan->n_named)
 		return core_error(GLLMK_E_NO_PLUGIN, "%s: no plugin named by %s can run here: %s", fn, plan->source,
 				  why);

@@ -77,11 +77,11 @@ gllmk_status cpu_buffer_alloc(void *st, uint64_t size, void **impl)
 	if (rounded == 0)
 		rounded = BUFFER_ALIGN;
 	if (rounded < size || rounded > SIZE_MAX)
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s: a buffer of %llu bytes does not fit in memory",
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_buffer_alloc: %s: a buffer of %llu bytes does not fit in memory",
 					  s->k->isa, (unsigned long long)size);
 	p = aligned_alloc(BUFFER_ALIGN, (size_t)rounded);
 	if (!p)
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "%s: cannot allocate %llu bytes", s->k->isa,
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_buffer_alloc: %s: cannot allocate %llu bytes", s->k->isa,
 					  (unsigned long long)size);
 	*impl = p;
 	return GLLMK_OK;
@@ -94,7 +94,7 @@ gllmk_status cpu_buffer_wrap(void *st, void *host, uint64_t size, void **impl)
 
 	(void)size;
 	if ((uintptr_t)host % 4)
-		return c->s.host->set_error(GLLMK_E_ALIGN, "%s: wrapped host memory %p is not 4-byte aligned",
+		return c->s.host->set_error(GLLMK_E_ALIGN, "gllmk_buffer_wrap: %s: host = %p is not 4-byte aligned",
 					    c->s.k->isa, host);
 	pthread_mutex_lock(&c->wrap_lock);
 	if (c->n_wrapped == c->cap_wrapped) {
@@ -109,7 +109,7 @@ gllmk_status cpu_buffer_wrap(void *st, void *host, uint64_t size, void **impl)
 	if (c->n_wrapped < c->cap_wrapped)
 		c->wrapped[c->n_wrapped++] = host;
 	else
-		ret = c->s.host->set_error(GLLMK_E_NO_MEMORY, "%s: cannot record a wrapped buffer", c->s.k->isa);
+		ret = c->s.host->set_error(GLLMK_E_NO_MEMORY, "gllmk_buffer_wrap: %s: no memory to record the wrapped buffer", c->s.k->isa);
 	pthread_mutex_unlock(&c->wrap_lock);
 	if (ret == GLLMK_OK)
 		*impl = host;
