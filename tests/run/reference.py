@@ -21,7 +21,7 @@ import numpy as np
 import gguf
 from gguf import quants
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True}  # SPEC/RUN.md's architecture table
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True}  # SPEC/RUN.md's architecture table
 
 
 @dataclass
@@ -43,6 +43,13 @@ class HParams:
     beta_slow: float = 1.0
     n_ctx_orig: int = 0
     n_expert_used: int = 0  # mixtures of experts: experts per token
+    # Gemma 2 (SPEC/RUN.md): score scale, soft-caps (0: off), window on layers
+    # il % swa_pattern < swa_pattern - 1 (0: none)
+    attn_scale: float = 0.0
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
+    n_swa: int = 0
+    swa_pattern: int = 0
 
 
 class Model:
@@ -83,7 +90,19 @@ class Model:
                 n_ctx_orig=int(self.value(a + "rope.scaling.original_context_length",
                                           self.value(a + "context_length", 2048))),
             )
+        gemma = {}
+        if self.arch == "gemma2":
+            n_layer = int(self.value(a + "block_count"))
+            # llama.cpp: 1/sqrt(key_length), but 1/sqrt(embedding / heads) for the 27B (46 layers)
+            gemma = dict(
+                attn_scale=1 / np.sqrt(n_embd // n_head if n_layer == 46 else head_dim),
+                attn_softcap=float(self.value(a + "attn_logit_softcapping", 50.0)),
+                final_softcap=float(self.value(a + "final_logit_softcapping", 30.0)),
+                n_swa=int(self.value(a + "attention.sliding_window", 4096)),
+                swa_pattern=2,
+            )
         return HParams(
+            **gemma,
             n_layer=int(self.value(a + "block_count")),
             n_embd=n_embd,
             n_head=n_head,
@@ -161,13 +180,20 @@ def rope(x, pos, hp, neox, freq_factors=None):
     return y
 
 
-def attention(q, k, v, q_pos, kv_len):
-    """Causal softmax attention: query at position p sees cache rows 0..p.
+def attention(q, k, v, q_pos, kv_len, scale=0.0, softcap=0.0, window=0):
+    """Causal softmax attention: query at position p sees cache rows 0..p (with a
+    window, only rows t > p - window). Scores s·scale (default 1/sqrt(D)), then
+    c·tanh(s/c) with softcap c.
     q [T, Hq, D], k [kv_len, Hkv, D], v [kv_len, Hkv, Dv] -> [T, Hq·Dv]."""
     group = q.shape[1] // k.shape[1]  # query head h reads kv head h // group
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
-    s = np.einsum("thd,shd->hts", q, k) / np.sqrt(q.shape[2])
-    s[:, np.arange(kv_len)[None, :] > q_pos[:, None]] = -np.inf
+    s = np.einsum("thd,shd->hts", q, k) * (scale or 1 / np.sqrt(q.shape[2]))
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+    t = np.arange(kv_len)[None, :]
+    s[:, t > q_pos[:, None]] = -np.inf
+    if window:
+        s[:, t <= q_pos[:, None] - window] = -np.inf
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
     return np.einsum("hts,shd->thd", s, v).reshape(q.shape[0], -1)
@@ -237,6 +263,11 @@ def silu_glu(gate, up):
     return gate / (1 + np.exp(-gate)) * up
 
 
+def gelu_tanh_glu(gate, up):
+    """GEGLU with ggml's gelu (the tanh form)."""
+    return 0.5 * gate * (1 + np.tanh(np.sqrt(2 / np.pi) * (gate + 0.044715 * gate ** 3))) * up
+
+
 def moe(m, p, h):
     """SPEC/RUN.md's mixture of experts (Mixtral, Qwen3-MoE), per token: softmax of
     the router logits over the E experts, the k most probable (ties to the lower
@@ -273,21 +304,32 @@ def layer(m, i, x, pos, cache):
     ff = m.w("rope_freqs.weight")  # Llama 3.1+ frequency factors, or None
     q, k = rope(q, pos, hp, m.neox, ff), rope(k, pos, hp, m.neox, ff)
     K, V = cache.append(i, k, v)
-    x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
+    local = hp.n_swa and i % hp.swa_pattern < hp.swa_pattern - 1  # gemma2: even layers
+    a = matmul(attention(q, K, V, pos, K.shape[0], hp.attn_scale, hp.attn_softcap, hp.n_swa if local else 0),
+               m, p + "attn_output")
+    post = m.w(p + "post_attention_norm.weight")  # gemma2: the block's output normalized
+    x = x + (a if post is None else rms_norm(a, post, hp.eps))
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
     if m.w(p + "ffn_gate_inp.weight") is not None:
         return x + moe(m, p, h)
     gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
-    return x + matmul(silu_glu(gate, up), m, p + "ffn_down")
+    glu = gelu_tanh_glu if m.arch == "gemma2" else silu_glu
+    f = matmul(glu(gate, up), m, p + "ffn_down")
+    post = m.w(p + "post_ffw_norm.weight")
+    return x + (f if post is None else rms_norm(f, post, hp.eps))
 
 
 def forward(m, ids, pos0, cache):
     """Logits [T, n_vocab] of tokens `ids` at positions pos0.., appending to `cache`."""
     x = m.w("token_embd.weight")[np.asarray(ids)]
+    if m.arch == "gemma2":  # embeddings scaled by sqrt(n_embd)
+        x = x * np.sqrt(m.hp.n_embd)
     pos = np.arange(pos0, pos0 + len(ids), dtype=np.float64)
     for i in range(m.hp.n_layer):
         x = layer(m, i, x, pos, cache)
-    return matmul(rms_norm(x, m.w("output_norm.weight"), m.hp.eps), m, m.output_name)
+    y = matmul(rms_norm(x, m.w("output_norm.weight"), m.hp.eps), m, m.output_name)
+    c = m.hp.final_softcap  # gemma2: final logits soft-capped
+    return c * np.tanh(y / c) if c else y
 
 
 def encode_like_ggml(x, qtype):
@@ -423,7 +465,8 @@ def self_test():
     ok = check_vectors() & check_rope()
     with tempfile.TemporaryDirectory() as tmp:
         for arch, dtype, extra in (("llama", "Q4_K", []), ("qwen2", "F32", []), ("qwen3", "mixed", []),
-                                   ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", [])):
+                                   ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", []),
+                                   ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"])):
             path = os.path.join(tmp, arch + dtype + ".gguf")
             make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path] + extra)
             ok &= check_model(path)

@@ -354,6 +354,43 @@ def yarn_kvs(factor):
             ['llama.rope.scaling.original_context_length', U32, 32]]
 
 
+def gemma2(good, softcap=50.0, final=30.0, window=4):
+    """The llama model as a valid gemma2 one: keys renamed, the post-norms added,
+    output.weight dropped (tied), the soft-caps and window in the metadata."""
+    m = copy.deepcopy(good)
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('llama.'):
+            kv[0] = 'gemma2.' + kv[0][len('llama.'):]
+    m.kv('general.architecture')[2] = 'gemma2'
+    m.kvs += [['gemma2.attention.sliding_window', U32, window],
+              ['gemma2.attn_logit_softcapping', F32V, softcap],
+              ['gemma2.final_logit_softcapping', F32V, final]]
+    n_embd = m.kv('gemma2.embedding_length')[2]
+    for i in range(m.kv('gemma2.block_count')[2]):
+        add_tensor(m, 'blk.%d.post_attention_norm.weight' % i, [n_embd])
+        add_tensor(m, 'blk.%d.post_ffw_norm.weight' % i, [n_embd])
+    m.drop_tensor('output.weight')
+    return m
+
+
+def gemma2_cases(good):
+    """Gemma 2's own metadata and tensors."""
+    g = gemma2(good)
+    return [
+        Case('gemma2 runs', build(g)[0], status=0),
+        Case('gemma2 without post_ffw_norm', variant(g, lambda m: m.drop_tensor('blk.0.post_ffw_norm.weight')),
+             expect=['blk.0.post_ffw_norm.weight'], model_level=True),
+        Case('gemma2 attn_logit_softcapping 0', build(gemma2(good, softcap=0.0))[0],
+             expect=['attn_logit_softcapping'], model_level=True),
+        Case('gemma2 final_logit_softcapping -30', build(gemma2(good, final=-30.0))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma2 final_logit_softcapping inf', build(gemma2(good, final=float('inf')))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma2 sliding_window 0', build(gemma2(good, window=0))[0],
+             expect=['gemma2.attention.sliding_window'], model_level=True),
+    ]
+
+
 def experts(count, used):
     """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
     def add(m):
@@ -366,7 +403,7 @@ def experts(count, used):
 def all_cases(good):
     data, marks, offsets = build(good)
     return ([Case('valid model runs', data, status=0)] + truncation_cases(data, marks) + header_cases(good)
-            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good))
+            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good))
 
 
 def check(case, proc, reader_only):

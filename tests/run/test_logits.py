@@ -80,6 +80,14 @@ def llama(dtype, level, *extra, name=None, **run):
     return Case(name or f"llama-{dtype}", level, ("--arch", "llama", "--dtype", dtype) + extra, **run)
 
 
+GEMMA2_SMALL = ("--tied", "--swa", "4", "--attn-softcap", "2", "--final-softcap", "3")
+
+
+def gemma2(dtype, level, *extra, name=None, **run):
+    return Case(name or f"gemma2-{dtype}", level, ("--arch", "gemma2", "--dtype", dtype) + GEMMA2_SMALL + extra,
+                **run)
+
+
 CASES = [
     Case("llama-F32", "core", ("--arch", "llama")),
     Case("qwen2-F32", "core", ("--arch", "qwen2")),
@@ -119,6 +127,15 @@ CASES = [
                                         "--experts-used", "4")),
     llama("F32", "gpu", "--experts", "8", name="mixtral-F32-prompt40-batch16", prompt=40, n=5, batch=16),
     Case("qwen3moe-mixed-prompt40", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed"), prompt=40, n=3),
+    # Gemma 2: embedding scale, post-norms, GEGLU, soft-capped scores and logits,
+    # a 4-token window on even layers. Small caps (2, 3) make tanh bite at a tiny
+    # model's scale (softcap 50 → 2 moves the logits by 0.9 rms, the window 3.5);
+    # the defaults case reads 50 / 30 / 4096 and an untied output.
+    gemma2("F32", "core"),
+    gemma2("Q4_K", "core"),
+    gemma2("F32", "gpu", name="gemma2-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    Case("gemma2-F32-defaults", "gpu", ("--arch", "gemma2"), prompt=12),
+    gemma2("F32", "gpu", name="gemma2-F32-kv-q8_0", kv="q8_0"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),

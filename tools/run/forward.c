@@ -2,6 +2,7 @@
  * only. Activations, the f16 KV cache, the logits and the sampled id live in
  * the context's buffers; per step the host writes the positions (and the
  * prompt's ids) and reads back one id. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,34 +257,52 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 	gllmk_tensor att2 = act2(s, A_ATT, 0, T, hp->n_head * hp->head_dim_v);
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), o = act2(s, A_H, 0, T, hp->n_embd);
 	gllmk_attention_params ap = { .causal = 1, .kv_len = (int32_t)(pos + T) };
-	gllmk_attention_ext_params xp = { .struct_size = sizeof(xp), .causal = 1, .kv_len = (int32_t)(pos + T) };
-	/* an f16 cache takes ABI 1.0's attention; block caches need attention_ext */
-	gllmk_status st = s->o.kv_type == GLLMK_F16 ? gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap)
-						    : gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp);
+	/* Gemma 2: its scale, soft-capped scores, and the window on local layers */
+	bool local = hp->n_swa > 0 && il % hp->swa_pattern < hp->swa_pattern - 1;
+	gllmk_attention_ext_params xp = {
+		.struct_size = sizeof(xp),
+		.scale = hp->attn_scale,
+		.causal = 1,
+		.kv_len = (int32_t)(pos + T),
+		.softcap = s->m->gemma ? hp->attn_softcap : 0.0f,
+		.window = local ? (int32_t)hp->n_swa : 0,
+	};
+	/* ABI 1.0's attention serves an f16 cache without options; block caches
+	 * and Gemma's options need attention_ext */
+	bool ext = s->o.kv_type != GLLMK_F16 || s->m->gemma;
+	gllmk_status st = ext ? gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp)
+			      : gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap);
 
-	if (call(e, s->o.kv_type == GLLMK_F16 ? "gllmk_attention" : "gllmk_attention_ext", il, st) ||
-	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)) ||
-	    call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o)))
+	if (call(e, ext ? "gllmk_attention_ext" : "gllmk_attention", il, st) ||
+	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)))
 		return e->status;
-	return 0;
+	if (s->m->gemma && call(e, "gllmk_rms_norm (post_attention_norm)", il,
+				gllmk_rms_norm(c, &o, &o, &l->post_attn_norm, hp->eps)))
+		return e->status;
+	return call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o));
 }
 
-/* x += (silu(h·Wgateᵀ) · h·Wupᵀ)·Wdownᵀ, h = rms_norm(x) */
+/* x += (act(h·Wgateᵀ) · h·Wupᵀ)·Wdownᵀ, h = rms_norm(x); act silu, or
+ * gelu_tanh for Gemma (GEGLU), whose block output is normalized again. */
 static int ffn(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
 	gllmk_context *c = s->ctx;
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
 	gllmk_tensor g = act2(s, A_GATE, 0, T, hp->n_ff), u = act2(s, A_UP, 0, T, hp->n_ff);
+	const gllmk_glu_params gp = { .struct_size = sizeof(gp), .op = GLLMK_GLU_GELU_TANH };
 
 	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
 	    call(e, "gllmk_matmul (ffn_gate)", il, gllmk_matmul(c, &g, &h, &l->w_gate, NULL)) ||
 	    call(e, "gllmk_matmul (ffn_up)", il, gllmk_matmul(c, &u, &h, &l->w_up, NULL)) ||
-	    call(e, "gllmk_swiglu", il, gllmk_swiglu(c, &g, &g, &u)) ||
-	    call(e, "gllmk_matmul (ffn_down)", il, gllmk_matmul(c, &h, &g, &l->w_down, NULL)) ||
-	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
+	    call(e, s->m->gemma ? "gllmk_glu (gelu_tanh)" : "gllmk_swiglu", il,
+		 s->m->gemma ? gllmk_glu(c, &g, &g, &u, &gp) : gllmk_swiglu(c, &g, &g, &u)) ||
+	    call(e, "gllmk_matmul (ffn_down)", il, gllmk_matmul(c, &h, &g, &l->w_down, NULL)))
 		return e->status;
-	return 0;
+	if (s->m->gemma && call(e, "gllmk_rms_norm (post_ffw_norm)", il,
+				gllmk_rms_norm(c, &h, &h, &l->post_ffn_norm, hp->eps)))
+		return e->status;
+	return call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h));
 }
 
 /* The mixture of experts (Mixtral, Qwen3-MoE), on the device from router to
@@ -351,6 +370,8 @@ static int logits(struct run_state *s, int64_t T, struct run_error *e)
 	if (call(e, "gllmk_rms_norm (output_norm)", -1, gllmk_rms_norm(s->ctx, &h, &x, &s->m->output_norm, hp->eps)) ||
 	    call(e, "gllmk_matmul (output)", -1, gllmk_matmul(s->ctx, &y, &h, &s->m->output, NULL)))
 		return e->status;
+	if (s->m->gemma) /* Gemma 2: logits = c·tanh(logits / c) */
+		return call(e, "gllmk_softcap (final logits)", -1, gllmk_softcap(s->ctx, &y, &y, hp->final_softcap));
 	return 0;
 }
 
@@ -370,6 +391,10 @@ int run_forward(struct run_state *s, const int32_t *ids, int64_t T, int64_t pos,
 	    call(e, "gllmk_buffer_write (positions)", -1,
 		 gllmk_buffer_write(s->act, s->off[A_POS], s->pos_host, (uint64_t)T * 4)) ||
 	    call(e, "gllmk_get_rows (token_embd)", -1, gllmk_get_rows(s->ctx, &x, &s->m->tok_embd, &idv)))
+		return e->status;
+	/* Gemma scales the embeddings by sqrt(n_embd), as llama.cpp does in f32 */
+	if (s->m->gemma && call(e, "gllmk_scale (embeddings)", -1,
+				gllmk_scale(s->ctx, &x, &x, sqrtf((float)s->m->hp.n_embd))))
 		return e->status;
 	for (int64_t il = 0; il < s->m->hp.n_layer; il++)
 		if (layer(s, il, T, pos, e))

@@ -35,13 +35,15 @@ struct arch_info {
 	int32_t rope_mode;
 	bool qkv_bias, qk_norm;
 	bool moe; /* always a mixture of experts (llama: when expert_count > 0) */
+	bool gemma;
 };
 
 static const struct arch_info ARCHES[] = {
-	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false, false },
-	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false, false },
-	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false },
-	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true },
+	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false, false, false },
+	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false, false, false },
+	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false, false },
+	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true, false },
+	{ "gemma2", ARCH_GEMMA2, GLLMK_ROPE_NEOX, false, false, false, true },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -157,11 +159,12 @@ static int read_arch(struct run_model *m, struct run_error *e)
 			m->has_bias = ARCHES[i].qkv_bias;
 			m->has_qk_norm = ARCHES[i].qk_norm;
 			m->moe = ARCHES[i].moe;
+			m->gemma = ARCHES[i].gemma;
 			return 0;
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
 }
 
@@ -192,6 +195,32 @@ static int read_experts(struct run_model *m, struct run_error *e)
 	return 0;
 }
 
+/* Gemma 2 as llama.cpp reads it: the window (default 4096) on every other
+ * layer starting with layer 0, the soft-caps (defaults 50 and 30), and the
+ * score scale 1/sqrt(key_length), but 1/sqrt(embedding / heads) for the 27B
+ * (the one with 46 layers), as gemma_pytorch's config has it. */
+static int read_gemma2(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+
+	hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
+	if (!m->gemma)
+		return 0;
+	hp->swa_pattern = 2;
+	if (hp_int(m, "attention.sliding_window", 4096, &hp->n_swa, e) ||
+	    hp_float(m, "attn_logit_softcapping", 50.0f, &hp->attn_softcap, e) ||
+	    hp_float(m, "final_logit_softcapping", 30.0f, &hp->final_softcap, e))
+		return e->status;
+	if (!(hp->attn_softcap > 0.0f) || !isfinite(hp->attn_softcap) || !(hp->final_softcap > 0.0f) ||
+	    !isfinite(hp->final_softcap))
+		return run_fail(e, RUN_E_BAD_INPUT,
+				"metadata: attn_logit_softcapping %g and final_logit_softcapping %g must be positive and finite",
+				hp->attn_softcap, hp->final_softcap);
+	if (hp->n_layer == 46)
+		hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+	return 0;
+}
+
 static int read_hparams(struct run_model *m, struct run_error *e)
 {
 	struct run_hparams *hp = &m->hp;
@@ -210,7 +239,7 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
 	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
 		return e->status;
-	if (read_experts(m, e))
+	if (read_experts(m, e) || read_gemma2(m, e))
 		return e->status;
 	if (hp->n_head % hp->n_head_kv)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",
@@ -338,12 +367,13 @@ static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 	struct run_layer *l = &m->layers[il];
 	int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
 	int64_t vv = hp->n_head_kv * hp->head_dim_v, o = hp->n_head * hp->head_dim_v;
-	char n[11][64];
-	const char *parts[11] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+	char n[13][64];
+	const char *parts[13] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
 				  "attn_output.weight", "ffn_norm.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
-				  "attn_q_norm.weight", "attn_k_norm.weight" };
+				  "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
+				  "post_ffw_norm.weight" };
 
-	for (int i = 0; i < 11; i++)
+	for (int i = 0; i < 13; i++)
 		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
 	if (bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wq, n[1], q, hp->n_embd, false, e) ||
@@ -357,6 +387,9 @@ static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 		return e->status;
 	if (m->has_qk_norm && (bind_tensor(m, &l->q_norm, n[9], 0, hp->head_dim, false, e) ||
 			       bind_tensor(m, &l->k_norm, n[10], 0, hp->head_dim, false, e)))
+		return e->status;
+	if (m->gemma && (bind_tensor(m, &l->post_attn_norm, n[11], 0, hp->n_embd, false, e) ||
+			 bind_tensor(m, &l->post_ffn_norm, n[12], 0, hp->n_embd, false, e)))
 		return e->status;
 	return 0;
 }

@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2 };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -35,6 +35,11 @@ struct run_hparams {
 	/* Mixture of experts (n_expert > 0): each token's FFN is the weighted sum
 	 * of n_expert_used of n_expert SwiGLU experts of width n_ff_exp. */
 	int64_t n_expert, n_expert_used, n_ff_exp;
+	/* Gemma 2: the scores' scale on q·k (llama.cpp's f_attention_scale), the
+	 * soft-caps of the scores and the final logits, and the sliding window of
+	 * the local layers (il % swa_pattern < swa_pattern - 1; 0: none) */
+	float attn_scale, attn_softcap, final_softcap;
+	int64_t n_swa, swa_pattern;
 };
 
 struct run_layer {
@@ -42,6 +47,7 @@ struct run_layer {
 	gllmk_tensor bq, bk, bv;         /* qwen2 */
 	gllmk_tensor q_norm, k_norm;     /* qwen3 */
 	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
+	gllmk_tensor post_attn_norm, post_ffn_norm; /* gemma2: on each block's output */
 	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
 	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
 	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
@@ -67,6 +73,7 @@ struct run_model {
 	struct run_layer *layers;
 	bool has_bias, has_qk_norm;
 	bool moe; /* hp.n_expert > 0 */
+	bool gemma; /* embedding scale, post-norms, GEGLU, soft-caps, sliding-window layers */
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
 	gllmk_buffer **bufs;
 	size_t n_bufs;
