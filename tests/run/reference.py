@@ -21,7 +21,7 @@ import numpy as np
 import gguf
 from gguf import quants
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True}  # SPEC/RUN.md's architecture table
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True, "gemma3": True}  # SPEC/RUN.md's architecture table
 
 
 @dataclass
@@ -50,6 +50,7 @@ class HParams:
     final_softcap: float = 0.0
     n_swa: int = 0
     swa_pattern: int = 0
+    rope_base_swa: float = 0.0  # gemma3: local layers' rope base (unscaled); 0: as global
 
 
 class Model:
@@ -100,6 +101,17 @@ class Model:
                 final_softcap=float(self.value(a + "final_logit_softcapping", 30.0)),
                 n_swa=int(self.value(a + "attention.sliding_window", 4096)),
                 swa_pattern=2,
+            )
+        if self.arch == "gemma3":
+            n_layer = int(self.value(a + "block_count"))
+            # llama.cpp: no score cap; the window (when the key is > 0) on 5 layers of 6,
+            # whose rope is base 10000 unscaled; the final cap only when the key is there
+            gemma = dict(
+                attn_scale=1 / np.sqrt(n_embd // n_head if n_layer == 62 else head_dim),
+                final_softcap=float(self.value(a + "final_logit_softcapping", 0.0)),
+                n_swa=int(self.value(a + "attention.sliding_window", 0)),
+                swa_pattern=6,
+                rope_base_swa=10000.0,
             )
         return HParams(
             **gemma,
@@ -302,9 +314,10 @@ def layer(m, i, x, pos, cache):
         q = rms_norm(q, m.w(p + "attn_q_norm.weight"), hp.eps)
         k = rms_norm(k, m.w(p + "attn_k_norm.weight"), hp.eps)
     ff = m.w("rope_freqs.weight")  # Llama 3.1+ frequency factors, or None
-    q, k = rope(q, pos, hp, m.neox, ff), rope(k, pos, hp, m.neox, ff)
+    local = hp.n_swa and i % hp.swa_pattern < hp.swa_pattern - 1  # gemma2: even layers; gemma3: 5 of 6
+    rp = dataclasses.replace(hp, rope_base=hp.rope_base_swa, freq_scale=1.0) if local and hp.rope_base_swa else hp
+    q, k = rope(q, pos, rp, m.neox, ff), rope(k, pos, rp, m.neox, ff)
     K, V = cache.append(i, k, v)
-    local = hp.n_swa and i % hp.swa_pattern < hp.swa_pattern - 1  # gemma2: even layers
     a = matmul(attention(q, K, V, pos, K.shape[0], hp.attn_scale, hp.attn_softcap, hp.n_swa if local else 0),
                m, p + "attn_output")
     post = m.w(p + "post_attention_norm.weight")  # gemma2: the block's output normalized
@@ -313,7 +326,7 @@ def layer(m, i, x, pos, cache):
     if m.w(p + "ffn_gate_inp.weight") is not None:
         return x + moe(m, p, h)
     gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
-    glu = gelu_tanh_glu if m.arch == "gemma2" else silu_glu
+    glu = gelu_tanh_glu if m.arch.startswith("gemma") else silu_glu
     f = matmul(glu(gate, up), m, p + "ffn_down")
     post = m.w(p + "post_ffw_norm.weight")
     return x + (f if post is None else rms_norm(f, post, hp.eps))
@@ -322,7 +335,7 @@ def layer(m, i, x, pos, cache):
 def forward(m, ids, pos0, cache):
     """Logits [T, n_vocab] of tokens `ids` at positions pos0.., appending to `cache`."""
     x = m.w("token_embd.weight")[np.asarray(ids)]
-    if m.arch == "gemma2":  # embeddings scaled by sqrt(n_embd)
+    if m.arch.startswith("gemma"):  # embeddings scaled by sqrt(n_embd)
         x = x * np.sqrt(m.hp.n_embd)
     pos = np.arange(pos0, pos0 + len(ids), dtype=np.float64)
     for i in range(m.hp.n_layer):
@@ -466,7 +479,8 @@ def self_test():
     with tempfile.TemporaryDirectory() as tmp:
         for arch, dtype, extra in (("llama", "Q4_K", []), ("qwen2", "F32", []), ("qwen3", "mixed", []),
                                    ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", []),
-                                   ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"])):
+                                   ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"]),
+                                   ("gemma3", "F32", ["--swa", "3", "--layers", "7", "--tied"])):
             path = os.path.join(tmp, arch + dtype + ".gguf")
             make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path] + extra)
             ok &= check_model(path)

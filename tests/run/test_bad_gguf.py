@@ -391,6 +391,42 @@ def gemma2_cases(good):
     ]
 
 
+def gemma3(good, final=None, window=4):
+    """The gemma2 model as a valid gemma3 one: no score cap, q/k norms [head_dim],
+    final_logit_softcapping only when given."""
+    m = gemma2(good, window=window)
+    m.drop_kv('gemma2.attn_logit_softcapping')
+    m.drop_kv('gemma2.final_logit_softcapping')
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('gemma2.'):
+            kv[0] = 'gemma3.' + kv[0][len('gemma2.'):]
+    m.kv('general.architecture')[2] = 'gemma3'
+    if final is not None:
+        m.kvs.append(['gemma3.final_logit_softcapping', F32V, final])
+    head_dim = m.kv('gemma3.embedding_length')[2] // m.kv('gemma3.attention.head_count')[2]
+    for i in range(m.kv('gemma3.block_count')[2]):
+        add_tensor(m, 'blk.%d.attn_q_norm.weight' % i, [head_dim])
+        add_tensor(m, 'blk.%d.attn_k_norm.weight' % i, [head_dim])
+    return m
+
+
+def gemma3_cases(good):
+    g = gemma3(good)
+    return [
+        Case('gemma3 runs', build(g)[0], status=0),
+        Case('gemma3 without a window runs', build(gemma3(good, window=0))[0], status=0),
+        Case('gemma3 with a final cap runs', build(gemma3(good, final=30.0))[0], status=0),
+        Case('gemma3 without attn_k_norm', variant(g, lambda m: m.drop_tensor('blk.0.attn_k_norm.weight')),
+             expect=['blk.0.attn_k_norm.weight'], model_level=True),
+        Case('gemma3 final_logit_softcapping -1', build(gemma3(good, final=-1.0))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma3 final_logit_softcapping nan', build(gemma3(good, final=float('nan')))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma3 sliding_window 2^31', build(gemma3(good, window=1 << 31))[0],
+             expect=['gemma3.attention.sliding_window'], model_level=True),
+    ]
+
+
 def experts(count, used):
     """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
     def add(m):
@@ -403,7 +439,8 @@ def experts(count, used):
 def all_cases(good):
     data, marks, offsets = build(good)
     return ([Case('valid model runs', data, status=0)] + truncation_cases(data, marks) + header_cases(good)
-            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good))
+            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good)
+            + gemma3_cases(good))
 
 
 def check(case, proc, reader_only):

@@ -88,6 +88,14 @@ def gemma2(dtype, level, *extra, name=None, **run):
                 **run)
 
 
+GEMMA3_SMALL = ("--tied", "--layers", "7", "--swa", "4", "--rope-scale", "4")
+
+
+def gemma3(dtype, level, *extra, name=None, **run):
+    return Case(name or f"gemma3-{dtype}", level, ("--arch", "gemma3", "--dtype", dtype) + GEMMA3_SMALL + extra,
+                **run)
+
+
 CASES = [
     Case("llama-F32", "core", ("--arch", "llama")),
     Case("qwen2-F32", "core", ("--arch", "qwen2")),
@@ -136,6 +144,16 @@ CASES = [
     gemma2("F32", "gpu", name="gemma2-F32-prompt40-batch16", prompt=40, n=5, batch=16),
     Case("gemma2-F32-defaults", "gpu", ("--arch", "gemma2"), prompt=12),
     gemma2("F32", "gpu", name="gemma2-F32-kv-q8_0", kv="q8_0"),
+    # Gemma 3: q/k norms, no score cap, 5 local layers of 6 (7 layers: 0-4 and 6
+    # local, 5 global) whose rope is base 10000 unscaled while the global one is
+    # 1e6 with linear scaling 4 (using the global rope everywhere moves the logits
+    # 0.6 rms); no window key: every layer global; the optional final cap
+    gemma3("F32", "core"),
+    gemma3("Q4_K", "core"),
+    gemma3("F32", "gpu", name="gemma3-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    Case("gemma3-F32-noswa-finalcap3", "gpu", ("--arch", "gemma3", "--layers", "7", "--swa", "0",
+                                              "--final-softcap", "3"), prompt=12),
+    gemma3("F32", "gpu", name="gemma3-F32-kv-q4_0", kv="q4_0"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),

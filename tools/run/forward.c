@@ -235,6 +235,11 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t po
 		.n_ctx_orig = hp->n_ctx_orig,
 	};
 	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
+
+	if (hp->rope_base_swa > 0.0f && run_layer_is_local(hp, il)) { /* Gemma 3's local layers */
+		rp.theta_base = hp->rope_base_swa;
+		rp.freq_scale = hp->freq_scale_swa;
+	}
 	gllmk_tensor q = act3(s, A_Q, T, hp->n_head, hp->head_dim);
 	gllmk_tensor k = act3(s, A_K, T, hp->n_head_kv, hp->head_dim);
 	gllmk_tensor p = ints(s, A_POS, T);
@@ -257,15 +262,14 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 	gllmk_tensor att2 = act2(s, A_ATT, 0, T, hp->n_head * hp->head_dim_v);
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), o = act2(s, A_H, 0, T, hp->n_embd);
 	gllmk_attention_params ap = { .causal = 1, .kv_len = (int32_t)(pos + T) };
-	/* Gemma 2: its scale, soft-capped scores, and the window on local layers */
-	bool local = hp->n_swa > 0 && il % hp->swa_pattern < hp->swa_pattern - 1;
+	/* Gemma: its scale, soft-capped scores (2), and the window on local layers */
 	gllmk_attention_ext_params xp = {
 		.struct_size = sizeof(xp),
 		.scale = hp->attn_scale,
 		.causal = 1,
 		.kv_len = (int32_t)(pos + T),
-		.softcap = s->m->gemma ? hp->attn_softcap : 0.0f,
-		.window = local ? (int32_t)hp->n_swa : 0,
+		.softcap = hp->attn_softcap,
+		.window = run_layer_is_local(hp, il) ? (int32_t)hp->n_swa : 0,
 	};
 	/* ABI 1.0's attention serves an f16 cache without options; block caches
 	 * and Gemma's options need attention_ext */
@@ -370,7 +374,7 @@ static int logits(struct run_state *s, int64_t T, struct run_error *e)
 	if (call(e, "gllmk_rms_norm (output_norm)", -1, gllmk_rms_norm(s->ctx, &h, &x, &s->m->output_norm, hp->eps)) ||
 	    call(e, "gllmk_matmul (output)", -1, gllmk_matmul(s->ctx, &y, &h, &s->m->output, NULL)))
 		return e->status;
-	if (s->m->gemma) /* Gemma 2: logits = c·tanh(logits / c) */
+	if (hp->final_softcap > 0.0f) /* Gemma 2 (3 optionally): logits = c·tanh(logits / c) */
 		return call(e, "gllmk_softcap (final logits)", -1, gllmk_softcap(s->ctx, &y, &y, hp->final_softcap));
 	return 0;
 }

@@ -44,6 +44,7 @@ static const struct arch_info ARCHES[] = {
 	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false, false },
 	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true, false },
 	{ "gemma2", ARCH_GEMMA2, GLLMK_ROPE_NEOX, false, false, false, true },
+	{ "gemma3", ARCH_GEMMA3, GLLMK_ROPE_NEOX, false, true, false, true },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -164,7 +165,7 @@ static int read_arch(struct run_model *m, struct run_error *e)
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
 }
 
@@ -195,16 +196,48 @@ static int read_experts(struct run_model *m, struct run_error *e)
 	return 0;
 }
 
+/* Gemma 3 as llama.cpp reads it: no score soft-cap; a window only when
+ * attention.sliding_window is present and > 0, then 5 local layers of 6
+ * (il % 6 < 5), whose rope is base 10000 unscaled (the global layers keep
+ * rope.freq_base and the file's scaling); final_logit_softcapping optional
+ * (absent or 0: off); the 27B (62 layers) scales scores by
+ * 1/sqrt(embedding / heads). */
+static int read_gemma3(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+	char key[128];
+	uint32_t w = 0;
+	int r = gguf_get_u32(m->gguf, akey(key, sizeof(key), m, "attention.sliding_window"), &w, e->msg,
+			     sizeof(e->msg));
+
+	if (r < 0 || hp_float(m, "final_logit_softcapping", 0.0f, &hp->final_softcap, e))
+		return e->status = RUN_E_BAD_INPUT;
+	if (w > (1u << 30))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: '%s' = %u is outside 0..2^30", key, w);
+	if (!(hp->final_softcap >= 0.0f) || !isfinite(hp->final_softcap))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: final_logit_softcapping %g must be 0 (off) or positive and finite",
+				hp->final_softcap);
+	hp->n_swa = w;
+	hp->swa_pattern = 6;
+	hp->rope_base_swa = 10000.0f;
+	hp->freq_scale_swa = 1.0f;
+	if (hp->n_layer == 62)
+		hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+	return 0;
+}
+
 /* Gemma 2 as llama.cpp reads it: the window (default 4096) on every other
  * layer starting with layer 0, the soft-caps (defaults 50 and 30), and the
  * score scale 1/sqrt(key_length), but 1/sqrt(embedding / heads) for the 27B
  * (the one with 46 layers), as gemma_pytorch's config has it. */
-static int read_gemma2(struct run_model *m, struct run_error *e)
+static int read_gemma(struct run_model *m, struct run_error *e)
 {
 	struct run_hparams *hp = &m->hp;
 
 	hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
-	if (!m->gemma)
+	if (m->arch == ARCH_GEMMA3)
+		return read_gemma3(m, e);
+	if (m->arch != ARCH_GEMMA2)
 		return 0;
 	hp->swa_pattern = 2;
 	if (hp_int(m, "attention.sliding_window", 4096, &hp->n_swa, e) ||
@@ -239,7 +272,7 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
 	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
 		return e->status;
-	if (read_experts(m, e) || read_gemma2(m, e))
+	if (read_experts(m, e) || read_gemma(m, e))
 		return e->status;
 	if (hp->n_head % hp->n_head_kv)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",

@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2 };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3 };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -35,11 +35,13 @@ struct run_hparams {
 	/* Mixture of experts (n_expert > 0): each token's FFN is the weighted sum
 	 * of n_expert_used of n_expert SwiGLU experts of width n_ff_exp. */
 	int64_t n_expert, n_expert_used, n_ff_exp;
-	/* Gemma 2: the scores' scale on q·k (llama.cpp's f_attention_scale), the
-	 * soft-caps of the scores and the final logits, and the sliding window of
-	 * the local layers (il % swa_pattern < swa_pattern - 1; 0: none) */
+	/* Gemma 2/3: the scores' scale on q·k (llama.cpp's f_attention_scale), the
+	 * soft-caps of the scores and the final logits (0: off), the sliding
+	 * window of the local layers (il % swa_pattern < swa_pattern - 1; n_swa 0:
+	 * none), and the local layers' rope (Gemma 3: base 10000, no scaling) */
 	float attn_scale, attn_softcap, final_softcap;
 	int64_t n_swa, swa_pattern;
+	float rope_base_swa, freq_scale_swa;
 };
 
 struct run_layer {
@@ -47,7 +49,7 @@ struct run_layer {
 	gllmk_tensor bq, bk, bv;         /* qwen2 */
 	gllmk_tensor q_norm, k_norm;     /* qwen3 */
 	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
-	gllmk_tensor post_attn_norm, post_ffn_norm; /* gemma2: on each block's output */
+	gllmk_tensor post_attn_norm, post_ffn_norm; /* gemma2/3: on each block's output */
 	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
 	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
 	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
@@ -84,6 +86,12 @@ struct run_model {
 	bool wrapped; /* the weights are the file's mapping, not a copy */
 	bool tied;    /* no output.weight: the output matrix is token_embd */
 };
+
+/* Gemma's local (sliding-window) layers. */
+static inline bool run_layer_is_local(const struct run_hparams *hp, int64_t il)
+{
+	return hp->n_swa > 0 && il % hp->swa_pattern < hp->swa_pattern - 1;
+}
 
 /* A one-line error and its exit status. */
 struct run_error {
