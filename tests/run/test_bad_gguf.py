@@ -427,6 +427,54 @@ def gemma3_cases(good):
     ]
 
 
+def phi3(good, longrope=True, attn_factor=1.2):
+    """The llama model as a valid phi3 one: q/k/v and gate/up fused, LongRoPE's
+    factors [head_dim/2] and rope.scaling.attn_factor."""
+    m = copy.deepcopy(good)
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('llama.'):
+            kv[0] = 'phi3.' + kv[0][len('llama.'):]
+    m.kv('general.architecture')[2] = 'phi3'
+    n_embd, n_ff = m.kv('phi3.embedding_length')[2], m.kv('phi3.feed_forward_length')[2]
+    head_dim = n_embd // m.kv('phi3.attention.head_count')[2]
+    n_kv = m.kv('phi3.attention.head_count_kv')[2] * head_dim
+    m.kvs += [['phi3.rope.scaling.original_context_length', U32, 16],
+              ['phi3.rope.scaling.attn_factor', F32V, attn_factor]]
+    for i in range(m.kv('phi3.block_count')[2]):
+        b = 'blk.%d.' % i
+        for name in ('attn_q', 'attn_k', 'attn_v', 'ffn_gate', 'ffn_up'):
+            m.drop_tensor(b + name + '.weight')
+        m.tensors.append({'name': b + 'attn_qkv.weight', 'ne': [n_embd, n_embd + 2 * n_kv], 'type': F32,
+                          'data': f32_data(random.Random(3), n_embd * (n_embd + 2 * n_kv))})
+        m.tensors.append({'name': b + 'ffn_up.weight', 'ne': [n_embd, 2 * n_ff], 'type': F32,
+                          'data': f32_data(random.Random(4), n_embd * 2 * n_ff)})
+    if longrope:
+        add_tensor(m, 'rope_factors_long.weight', [head_dim // 2])
+        add_tensor(m, 'rope_factors_short.weight', [head_dim // 2])
+    return m
+
+
+def phi3_cases(good):
+    p = phi3(good)
+
+    def resize(name, ne):
+        return lambda m: m.tensor(name).update(ne=ne, data=f32_data(random.Random(5), ne[0] * (ne[1] if len(ne) > 1 else 1)))
+    return [
+        Case('phi3 runs', build(p)[0], status=0),
+        Case('phi3 without LongRoPE factors runs', build(phi3(good, longrope=False))[0], status=0),
+        Case('phi3 without attn_qkv', variant(p, lambda m: m.drop_tensor('blk.0.attn_qkv.weight')),
+             expect=['blk.0.attn_qkv.weight'], model_level=True),
+        Case('phi3 ffn_up not 2 x ffn', variant(p, resize('blk.0.ffn_up.weight', [64, 128])),
+             expect=['blk.0.ffn_up.weight'], model_level=True),
+        Case('phi3 rope_factors_long of the wrong length', variant(p, resize('rope_factors_long.weight', [32])),
+             expect=['rope_factors_long.weight'], model_level=True),
+        Case('phi3 rope.scaling.attn_factor 0', build(phi3(good, attn_factor=0.0))[0],
+             expect=['rope.scaling.attn_factor'], model_level=True),
+        Case('phi3 rope.scaling.attn_factor nan', build(phi3(good, attn_factor=float('nan')))[0],
+             expect=['rope.scaling.attn_factor'], model_level=True),
+    ]
+
+
 def experts(count, used):
     """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
     def add(m):
@@ -440,7 +488,7 @@ def all_cases(good):
     data, marks, offsets = build(good)
     return ([Case('valid model runs', data, status=0)] + truncation_cases(data, marks) + header_cases(good)
             + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good)
-            + gemma3_cases(good))
+            + gemma3_cases(good) + phi3_cases(good))
 
 
 def check(case, proc, reader_only):

@@ -88,6 +88,10 @@ def gemma2(dtype, level, *extra, name=None, **run):
                 **run)
 
 
+def phi3(dtype, level, *extra, name=None, **run):
+    return Case(name or f"phi3-{dtype}", level, ("--arch", "phi3", "--dtype", dtype) + extra, **run)
+
+
 GEMMA3_SMALL = ("--tied", "--layers", "7", "--swa", "4", "--rope-scale", "4")
 
 
@@ -154,6 +158,14 @@ CASES = [
     Case("gemma3-F32-noswa-finalcap3", "gpu", ("--arch", "gemma3", "--layers", "7", "--swa", "0",
                                               "--final-softcap", "3"), prompt=12),
     gemma3("F32", "gpu", name="gemma3-F32-kv-q4_0", kv="q4_0"),
+    # Phi-3: fused qkv and gate/up; LongRoPE: the long factors when the run's context
+    # (prompt + n here) exceeds the original one (4: long; 4096: short; they differ
+    # by 1.7 rms), rope.scaling.attn_factor sqrt(1 + ln(ctx/orig) / ln(orig))
+    phi3("F32", "core", "--longrope", "4"),
+    phi3("F32", "core", "--longrope", "4096", name="phi3-F32-longrope-short"),
+    phi3("Q4_K", "core", "--longrope", "4"),
+    phi3("F32", "gpu", "--longrope", "16", name="phi3-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    phi3("Q8_0", "gpu", name="phi3-Q8_0-nolongrope-kv-q8_0", kv="q8_0"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),
@@ -254,7 +266,7 @@ def compare(case, doc, got, ref_model):
                                     f"n_vocab {doc['n_vocab']} for {sent}, n {case.n}")
     if not np.all(np.isfinite(got)):
         return False, cls, np.inf, "non-finite logits"
-    want = reference.logits(ref_model, doc["prompt"], doc["generated"], kv_type=case.kv.upper())
+    want = reference.logits(ref_model, doc["prompt"], doc["generated"], kv_type=case.kv.upper(), n_ctx=doc["n_ctx"])
     err = row_errors(got, want)
     worst, tol = float(err.max()), TOL[cls]
     # near ties may differ (so not required), but a disagreement is worth seeing
@@ -262,7 +274,7 @@ def compare(case, doc, got, ref_model):
     msg = f"{cls} err {worst:.2e} / tol {tol:.2g} (row {int(err.argmax())}), argmax {agree}/{len(err)}"
     if cls == "quant":
         encoded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_like_ggml,
-                                   case.kv.upper())
+                                   case.kv.upper(), doc["n_ctx"])
         msg += f", vs q8 acts {row_errors(got, encoded).max():.1e}"
     # temp 0 samples the argmax of the row gllmk wrote (ties to the lowest index)
     own = np.argmax(got[len(sent) - 1:], axis=1).tolist()

@@ -13,6 +13,7 @@
 enum act_slot {
 	A_X, A_H, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_LOGITS, A_IDS, A_POS, A_NEXT,
 	A_ROUTER, A_EXPERTS, A_EXPERT_W, /* MoE: router logits [T, E], chosen ids and weights [T, k] */
+	A_QKV, /* phi3: the fused q/k/v projection [T, q + k + v] */
 	A_COUNT
 };
 
@@ -25,6 +26,7 @@ struct run_state {
 	gllmk_buffer **kcache, **vcache; /* per layer: kv_type [n_ctx, n_head_kv, head_dim(_v)] */
 	int64_t last_rows;               /* logits rows of the last forward */
 	int32_t *pos_host;               /* n_batch positions, written per call */
+	const gllmk_tensor *rope_factors; /* rope_freqs, Phi-3's long or short factors, or NULL */
 };
 
 /* Every gllmk call of the pass goes through here: its status becomes the
@@ -68,6 +70,7 @@ static uint64_t layout(struct run_state *s)
 	int64_t B = s->o.n_batch, R = s->o.all_logits ? B : 1;
 	/* MoE: gate and up hold every slot's expert output, [T, k, n_ff_exp] */
 	int64_t ff = hp->n_ff > hp->n_expert_used * hp->n_ff_exp ? hp->n_ff : hp->n_expert_used * hp->n_ff_exp;
+	int64_t qkv = s->m->fused ? hp->n_head * hp->head_dim + hp->n_head_kv * (hp->head_dim + hp->head_dim_v) : 0;
 	int64_t floats[A_COUNT] = {
 		[A_X] = B * hp->n_embd, [A_H] = B * hp->n_embd,
 		[A_Q] = B * hp->n_head * hp->head_dim, [A_K] = B * hp->n_head_kv * hp->head_dim,
@@ -75,7 +78,11 @@ static uint64_t layout(struct run_state *s)
 		[A_GATE] = B * ff, [A_UP] = B * ff, [A_LOGITS] = R * hp->n_vocab,
 		[A_IDS] = B, [A_POS] = B, [A_NEXT] = 1,
 		[A_ROUTER] = B * hp->n_expert, [A_EXPERTS] = B * hp->n_expert_used, [A_EXPERT_W] = B * hp->n_expert_used,
+		[A_QKV] = B * qkv,
 	};
+
+	if (s->m->fused) /* phi3: gate and up stacked in A_GATE */
+		floats[A_GATE] = B * 2 * hp->n_ff;
 	uint64_t at = 0;
 
 	for (int a = 0; a < A_COUNT; a++) {
@@ -129,6 +136,14 @@ int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct ru
 	s->m = m;
 	s->ctx = ctx;
 	s->o = *o;
+	/* Phi-3 LongRoPE as llama.cpp chooses: the long factors when the context
+	 * exceeds the original one */
+	if (m->has_rope_freqs)
+		s->rope_factors = &m->rope_freqs;
+	else if (o->n_ctx > m->hp.n_ctx_orig && m->arch == ARCH_PHI3)
+		s->rope_factors = m->has_rope_long ? &m->rope_long : NULL;
+	else if (m->arch == ARCH_PHI3)
+		s->rope_factors = m->has_rope_short ? &m->rope_short : NULL;
 	if (o->n_ctx < 1 || o->n_batch < 1 || o->n_ctx > INT32_MAX)
 		return run_fail(e, RUN_E_BAD_INPUT, "context %lld and batch %lld must be at least 1", (long long)o->n_ctx,
 				(long long)o->n_batch);
@@ -157,6 +172,33 @@ void run_state_free(struct run_state *s)
 
 /* ------------------------------------------------------------ one layer */
 
+/* Phi-3: q, k, v = h·Wqkvᵀ in one matmul, then each copied out of its
+ * columns (a strided view) into the regions the rest of the pass reads. */
+static int qkv_fused(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	const int64_t nq = hp->n_head * hp->head_dim, nk = hp->n_head_kv * hp->head_dim;
+	const int64_t nv = hp->n_head_kv * hp->head_dim_v, W = nq + nk + nv;
+	gllmk_tensor h = act2(s, A_H, 0, T, hp->n_embd), all = act2(s, A_QKV, 0, T, W);
+	const enum act_slot dst[3] = { A_Q, A_K, A_V };
+	const int64_t col0[3] = { 0, nq, nq + nk }, cols[3] = { nq, nk, nv };
+	const char *what[3] = { "gllmk_convert (q out of qkv)", "gllmk_convert (k out of qkv)",
+				"gllmk_convert (v out of qkv)" };
+
+	if (call(e, "gllmk_matmul (attn_qkv)", il, gllmk_matmul(c, &all, &h, &l->wqkv, NULL)))
+		return e->status;
+	for (int i = 0; i < 3; i++) {
+		gllmk_tensor y = act2(s, dst[i], 0, T, cols[i]), x = act2(s, A_QKV, 0, T, cols[i]);
+
+		x.offset += (uint64_t)col0[i] * 4;
+		x.stride[0] = W * 4;
+		if (call(e, what[i], il, gllmk_convert(c, &y, &x)))
+			return e->status;
+	}
+	return 0;
+}
+
 /* q, k, v = h·W (+b); qwen3 normalizes each head of q and k. */
 static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
 {
@@ -169,6 +211,8 @@ static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	const gllmk_tensor *bq = s->m->has_bias ? &l->bq : NULL, *bk = s->m->has_bias ? &l->bk : NULL;
 	const gllmk_tensor *bv = s->m->has_bias ? &l->bv : NULL;
 
+	if (s->m->fused)
+		return qkv_fused(s, l, il, T, e);
 	if (call(e, "gllmk_matmul (q)", il, gllmk_matmul(c, &q, &h, &l->wq, bq)) ||
 	    call(e, "gllmk_matmul (k)", il, gllmk_matmul(c, &k, &h, &l->wk, bk)) ||
 	    call(e, "gllmk_matmul (v)", il, gllmk_matmul(c, &v, &h, &l->wv, bv)))
@@ -234,7 +278,7 @@ static int rope_and_cache(struct run_state *s, int64_t il, int64_t T, int64_t po
 		.beta_slow = hp->beta_slow,
 		.n_ctx_orig = hp->n_ctx_orig,
 	};
-	const gllmk_tensor *ff = s->m->has_rope_freqs ? &s->m->rope_freqs : NULL;
+	const gllmk_tensor *ff = s->rope_factors;
 
 	if (hp->rope_base_swa > 0.0f && run_layer_is_local(hp, il)) { /* Gemma 3's local layers */
 		rp.theta_base = hp->rope_base_swa;
@@ -284,6 +328,24 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 				gllmk_rms_norm(c, &o, &o, &l->post_attn_norm, hp->eps)))
 		return e->status;
 	return call(e, "gllmk_add (attention residual)", il, gllmk_add(c, &x, &x, &o));
+}
+
+/* Phi-3: x += swiglu(h·Wgate_upᵀ)·Wdownᵀ, the glu's fused form (gate half
+ * first) over one matmul's [T, 2·n_ff]. */
+static int ffn_fused(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_tensor gu = act2(s, A_GATE, 0, T, 2 * hp->n_ff), y = act2(s, A_UP, 0, T, hp->n_ff);
+	const gllmk_glu_params gp = { .struct_size = sizeof(gp), .op = GLLMK_GLU_SILU };
+
+	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (ffn_up, gate and up)", il, gllmk_matmul(c, &gu, &h, &l->w_gate_up, NULL)) ||
+	    call(e, "gllmk_glu (fused swiglu)", il, gllmk_glu(c, &y, &gu, NULL, &gp)) ||
+	    call(e, "gllmk_matmul (ffn_down)", il, gllmk_matmul(c, &h, &y, &l->w_down, NULL)))
+		return e->status;
+	return call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h));
 }
 
 /* x += (act(h·Wgateᵀ) · h·Wupᵀ)·Wdownᵀ, h = rms_norm(x); act silu, or
@@ -346,7 +408,9 @@ static int layer(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct
 	if (call(e, "gllmk_rms_norm (attn_norm)", il, gllmk_rms_norm(s->ctx, &h, &x, &l->attn_norm, s->m->hp.eps)))
 		return e->status;
 	return qkv(s, l, il, T, e) || rope_and_cache(s, il, T, pos, e) || attend(s, l, il, T, pos, e) ||
-			       (s->m->moe ? ffn_moe(s, l, il, T, e) : ffn(s, l, il, T, e))
+			       (s->m->moe	  ? ffn_moe(s, l, il, T, e)
+				: s->m->fused ? ffn_fused(s, l, il, T, e)
+					      : ffn(s, l, il, T, e))
 		       ? e->status
 		       : 0;
 }

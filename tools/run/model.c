@@ -45,6 +45,7 @@ static const struct arch_info ARCHES[] = {
 	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true, false },
 	{ "gemma2", ARCH_GEMMA2, GLLMK_ROPE_NEOX, false, false, false, true },
 	{ "gemma3", ARCH_GEMMA3, GLLMK_ROPE_NEOX, false, true, false, true },
+	{ "phi3", ARCH_PHI3, GLLMK_ROPE_NEOX, false, false, false, false },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -113,7 +114,31 @@ static int read_yarn(struct run_model *m, float factor, struct run_error *e)
 }
 
 /* Linear scaling is a frequency scale; YaRN goes through gllmk_rope_ext. */
+static int read_rope_scaling_type(struct run_model *m, struct run_error *e);
+
+/* Then rope.scaling.attn_factor (Phi-3 LongRoPE writes it; default 1)
+ * multiplies rope's magnitude, as llama.cpp's context does for every
+ * architecture; Phi-3's LongRoPE factors switch at
+ * rope.scaling.original_context_length (default context_length). */
 static int read_rope_scaling(struct run_model *m, struct run_error *e)
+{
+	float attn = 1.0f;
+	int64_t orig;
+
+	if (read_rope_scaling_type(m, e) || hp_float(m, "rope.scaling.attn_factor", 1.0f, &attn, e))
+		return e->status;
+	if (!(attn > 0.0f) || !isfinite(attn))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.scaling.attn_factor %g must be positive and finite", attn);
+	m->hp.attn_factor *= attn;
+	if (m->arch != ARCH_PHI3)
+		return 0;
+	if (hp_int(m, "rope.scaling.original_context_length", m->hp.n_ctx_train, &orig, e))
+		return e->status;
+	m->hp.n_ctx_orig = (int32_t)orig;
+	return 0;
+}
+
+static int read_rope_scaling_type(struct run_model *m, struct run_error *e)
 {
 	char key[128];
 	struct gguf_str type;
@@ -161,11 +186,12 @@ static int read_arch(struct run_model *m, struct run_error *e)
 			m->has_qk_norm = ARCHES[i].qk_norm;
 			m->moe = ARCHES[i].moe;
 			m->gemma = ARCHES[i].gemma;
+			m->fused = ARCHES[i].arch == ARCH_PHI3;
 			return 0;
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
 }
 
@@ -394,6 +420,29 @@ static int bind_ffn(struct run_model *m, int64_t il, struct run_error *e)
 	       : 0;
 }
 
+/* Phi-3: one q/k/v matrix and one gate/up matrix (llama.cpp's converter
+ * always writes them fused). */
+static int bind_fused_layer(struct run_model *m, int64_t il, struct run_error *e)
+{
+	const struct run_hparams *hp = &m->hp;
+	struct run_layer *l = &m->layers[il];
+	int64_t qkv = hp->n_head * hp->head_dim + hp->n_head_kv * (hp->head_dim + hp->head_dim_v);
+	char n[6][64];
+	const char *parts[6] = { "attn_norm.weight", "attn_qkv.weight", "attn_output.weight",
+				 "ffn_norm.weight",  "ffn_up.weight",   "ffn_down.weight" };
+
+	for (int i = 0; i < 6; i++)
+		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	return bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->wqkv, n[1], qkv, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->wo, n[2], hp->n_embd, hp->n_head * hp->head_dim_v, false, e) ||
+		       bind_tensor(m, &l->ffn_norm, n[3], 0, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->w_gate_up, n[4], 2 * hp->n_ff, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->w_down, n[5], hp->n_embd, hp->n_ff, false, e)
+	       ? e->status
+	       : 0;
+}
+
 static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 {
 	const struct run_hparams *hp = &m->hp;
@@ -408,6 +457,8 @@ static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 
 	for (int i = 0; i < 13; i++)
 		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	if (m->fused)
+		return bind_fused_layer(m, il, e);
 	if (bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wq, n[1], q, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wk, n[2], kv, hp->n_embd, false, e) ||
@@ -438,6 +489,12 @@ static int bind_output(struct run_model *m, struct run_error *e)
 	    bind_tensor(m, &m->rope_freqs, "rope_freqs.weight", 0, hp->n_rot / 2, true, e))
 		return e->status;
 	m->has_rope_freqs = gguf_find_tensor(m->gguf, "rope_freqs.weight") != NULL;
+	if (m->arch == ARCH_PHI3 &&
+	    (bind_tensor(m, &m->rope_long, "rope_factors_long.weight", 0, hp->n_rot / 2, true, e) ||
+	     bind_tensor(m, &m->rope_short, "rope_factors_short.weight", 0, hp->n_rot / 2, true, e)))
+		return e->status;
+	m->has_rope_long = m->arch == ARCH_PHI3 && gguf_find_tensor(m->gguf, "rope_factors_long.weight");
+	m->has_rope_short = m->arch == ARCH_PHI3 && gguf_find_tensor(m->gguf, "rope_factors_short.weight");
 	if (gguf_find_tensor(m->gguf, "output.weight"))
 		return 0;
 	emb = gguf_find_tensor(m->gguf, "token_embd.weight");

@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3 };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3 };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -50,6 +50,9 @@ struct run_layer {
 	gllmk_tensor q_norm, k_norm;     /* qwen3 */
 	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
 	gllmk_tensor post_attn_norm, post_ffn_norm; /* gemma2/3: on each block's output */
+	/* phi3: q, k, v stacked [q + k + v rows, n_embd]; gate and up stacked
+	 * [2·n_ff, n_embd] (gate rows first), in place of wq/wk/wv, w_gate/w_up */
+	gllmk_tensor wqkv, w_gate_up;
 	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
 	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
 	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
@@ -72,10 +75,15 @@ struct run_model {
 	gllmk_tensor tok_embd, output_norm, output;
 	gllmk_tensor rope_freqs; /* Llama 3.1+ frequency factors [n_rot/2]; valid when has_rope_freqs */
 	bool has_rope_freqs;
+	/* Phi-3 LongRoPE factors [n_rot/2] (each optional): long when the context
+	 * exceeds hp.n_ctx_orig, else short */
+	gllmk_tensor rope_long, rope_short;
+	bool has_rope_long, has_rope_short;
 	struct run_layer *layers;
 	bool has_bias, has_qk_norm;
 	bool moe; /* hp.n_expert > 0 */
 	bool gemma; /* embedding scale, post-norms, GEGLU, soft-caps, sliding-window layers */
+	bool fused; /* phi3: wqkv and w_gate_up */
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
 	gllmk_buffer **bufs;
 	size_t n_bufs;
