@@ -14,6 +14,9 @@ enum act_slot {
 	A_X, A_H, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_LOGITS, A_IDS, A_POS, A_NEXT,
 	A_ROUTER, A_EXPERTS, A_EXPERT_W, /* MoE: router logits [T, E], chosen ids and weights [T, k] */
 	A_QKV, /* phi3: the fused q/k/v projection [T, q + k + v] */
+	/* paged (n_seq > 0): each token's cache slot, the sequences' query offsets
+	 * [S+1] and lengths [S], their block tables [S, P] */
+	A_SLOTS, A_CUQ, A_KVLEN, A_BT,
 	A_COUNT
 };
 
@@ -26,6 +29,8 @@ struct run_state {
 	gllmk_buffer **kcache, **vcache; /* per layer: kv_type [n_ctx, n_head_kv, head_dim(_v)] */
 	int64_t last_rows;               /* logits rows of the last forward */
 	int32_t *pos_host;               /* n_batch positions, written per call */
+	int32_t *slot_host, *cuq_host, *kvlen_host; /* paged: written per call */
+	int64_t pages;                   /* paged: blocks per sequence */
 	const gllmk_tensor *rope_factors; /* rope_freqs, Phi-3's long or short factors, or NULL */
 };
 
@@ -67,7 +72,7 @@ static gllmk_tensor ints(const struct run_state *s, enum act_slot a, int64_t n)
 static uint64_t layout(struct run_state *s)
 {
 	const struct run_hparams *hp = &s->m->hp;
-	int64_t B = s->o.n_batch, R = s->o.all_logits ? B : 1;
+	int64_t B = s->o.n_batch, R = s->o.all_logits || s->o.n_seq ? B : 1;
 	/* MoE: gate and up hold every slot's expert output, [T, k, n_ff_exp] */
 	int64_t ff = hp->n_ff > hp->n_expert_used * hp->n_ff_exp ? hp->n_ff : hp->n_expert_used * hp->n_ff_exp;
 	int64_t qkv = s->m->fused ? hp->n_head * hp->head_dim + hp->n_head_kv * (hp->head_dim + hp->head_dim_v) : 0;
@@ -79,6 +84,7 @@ static uint64_t layout(struct run_state *s)
 		[A_IDS] = B, [A_POS] = B, [A_NEXT] = 1,
 		[A_ROUTER] = B * hp->n_expert, [A_EXPERTS] = B * hp->n_expert_used, [A_EXPERT_W] = B * hp->n_expert_used,
 		[A_QKV] = B * qkv,
+		[A_SLOTS] = B, [A_CUQ] = s->o.n_seq + 1, [A_KVLEN] = s->o.n_seq, [A_BT] = s->o.n_seq * s->pages,
 	};
 
 	if (s->m->fused) /* phi3: gate and up stacked in A_GATE */
@@ -92,12 +98,39 @@ static uint64_t layout(struct run_state *s)
 	return at;
 }
 
-/* One layer's K (head_dim) or V (head_dim_v) cache: [n_ctx, n_head_kv, dim]. */
+/* One layer's K (head_dim) or V (head_dim_v) cache: [n_ctx, n_head_kv, dim],
+ * or paged [n_seq · pages, RUN_PAGE_TOKENS, n_head_kv, dim]. */
 static gllmk_tensor cache_view(const struct run_state *s, gllmk_buffer *b, int64_t dim)
 {
 	int64_t shape[3] = { s->o.n_ctx, s->m->hp.n_head_kv, dim };
+	int64_t paged[4] = { s->o.n_seq * s->pages, RUN_PAGE_TOKENS, s->m->hp.n_head_kv, dim };
 
+	if (s->o.n_seq)
+		return gllmk_tensor_make(b, 0, s->o.kv_type, 4, paged);
 	return gllmk_tensor_make(b, 0, s->o.kv_type, 3, shape);
+}
+
+/* Sequence q's block j is block j·n_seq + q: the sequences' pages
+ * interleave, so the tables are real indirections. */
+static int64_t page_of(const struct run_state *s, int64_t q, int64_t j)
+{
+	return j * s->o.n_seq + q;
+}
+
+static int write_block_tables(struct run_state *s, struct run_error *e)
+{
+	int64_t n = s->o.n_seq * s->pages;
+	int32_t *bt = malloc((size_t)n * sizeof(*bt));
+	int r;
+
+	if (!bt)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	for (int64_t q = 0; q < s->o.n_seq; q++)
+		for (int64_t j = 0; j < s->pages; j++)
+			bt[q * s->pages + j] = (int32_t)page_of(s, q, j);
+	r = call(e, "gllmk_buffer_write (block tables)", -1, gllmk_buffer_write(s->act, s->off[A_BT], bt, (uint64_t)n * 4));
+	free(bt);
+	return r;
 }
 
 static int alloc_cache(struct run_state *s, struct run_error *e)
@@ -110,8 +143,11 @@ static int alloc_cache(struct run_state *s, struct run_error *e)
 	    gllmk_dtype_row_bytes(s->o.kv_type, hp->head_dim_v, &vb) != GLLMK_OK)
 		return run_fail(e, RUN_E_UNSUPPORTED, "--kv-type %s: the head sizes %lld/%lld are not whole blocks of it",
 				gllmk_dtype_name(s->o.kv_type), (long long)hp->head_dim, (long long)hp->head_dim_v);
-	kb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
-	vb *= (uint64_t)(s->o.n_ctx * hp->n_head_kv);
+	/* paged: every sequence's pages (n_ctx rounded up to whole blocks) */
+	int64_t rows = s->o.n_seq ? s->o.n_seq * s->pages * RUN_PAGE_TOKENS : s->o.n_ctx;
+
+	kb *= (uint64_t)(rows * hp->n_head_kv);
+	vb *= (uint64_t)(rows * hp->n_head_kv);
 
 	s->kcache = calloc((size_t)hp->n_layer, sizeof(*s->kcache));
 	s->vcache = calloc((size_t)hp->n_layer, sizeof(*s->vcache));
@@ -144,13 +180,19 @@ int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct ru
 		s->rope_factors = m->has_rope_long ? &m->rope_long : NULL;
 	else if (m->arch == ARCH_PHI3)
 		s->rope_factors = m->has_rope_short ? &m->rope_short : NULL;
-	if (o->n_ctx < 1 || o->n_batch < 1 || o->n_ctx > INT32_MAX)
-		return run_fail(e, RUN_E_BAD_INPUT, "context %lld and batch %lld must be at least 1", (long long)o->n_ctx,
-				(long long)o->n_batch);
+	if (o->n_ctx < 1 || o->n_batch < 1 || o->n_ctx > INT32_MAX || o->n_seq < 0 || o->n_seq > 65536)
+		return run_fail(e, RUN_E_BAD_INPUT, "context %lld and batch %lld must be at least 1, sequences %lld in 0..65536",
+				(long long)o->n_ctx, (long long)o->n_batch, (long long)o->n_seq);
+	s->pages = (o->n_ctx + RUN_PAGE_TOKENS - 1) / RUN_PAGE_TOKENS;
 	s->pos_host = malloc((size_t)o->n_batch * sizeof(*s->pos_host));
-	if (!s->pos_host)
+	s->slot_host = malloc((size_t)o->n_batch * sizeof(*s->slot_host));
+	s->cuq_host = malloc((size_t)(o->n_seq + 1) * sizeof(*s->cuq_host));
+	s->kvlen_host = malloc((size_t)(o->n_seq + 1) * sizeof(*s->kvlen_host));
+	if (!s->pos_host || !s->slot_host || !s->cuq_host || !s->kvlen_host)
 		return run_fail(e, RUN_E_GLLMK, "out of memory");
 	if (call(e, "gllmk_buffer_alloc (activations)", -1, gllmk_buffer_alloc(ctx, layout(s), &s->act)))
+		return e->status;
+	if (o->n_seq && write_block_tables(s, e))
 		return e->status;
 	return alloc_cache(s, e);
 }
@@ -167,6 +209,9 @@ void run_state_free(struct run_state *s)
 	free(s->kcache);
 	free(s->vcache);
 	free(s->pos_host);
+	free(s->slot_host);
+	free(s->cuq_host);
+	free(s->kvlen_host);
 	free(s);
 }
 
@@ -241,7 +286,9 @@ static int store_kv(struct run_state *s, int64_t il, int64_t T, int64_t pos, str
 	gllmk_tensor v = act3(s, A_V, T, hp->n_head_kv, hp->head_dim_v);
 	gllmk_tensor p = ints(s, A_POS, T);
 
-	if (s->o.kv_type == GLLMK_F16) {
+	if (s->o.n_seq) /* paged: every token's slot, from its sequence's table */
+		p = ints(s, A_SLOTS, T);
+	else if (s->o.kv_type == GLLMK_F16) {
 		int64_t kw = hp->n_head_kv * hp->head_dim, vw = hp->n_head_kv * hp->head_dim_v;
 		gllmk_tensor kr = gllmk_tensor_make(s->kcache[il], (uint64_t)(pos * kw) * 2, GLLMK_F16, 3, k.shape);
 		gllmk_tensor vr = gllmk_tensor_make(s->vcache[il], (uint64_t)(pos * vw) * 2, GLLMK_F16, 3, v.shape);
@@ -318,10 +365,14 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 	/* ABI 1.0's attention serves an f16 cache without options; block caches
 	 * and Gemma's options need attention_ext */
 	bool ext = s->o.kv_type != GLLMK_F16 || s->m->gemma;
-	gllmk_status st = ext ? gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp)
-			      : gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap);
+	const int64_t S = s->o.n_seq, bt_shape[2] = { S, s->pages };
+	gllmk_tensor cuq = ints(s, A_CUQ, S + 1), kvl = ints(s, A_KVLEN, S);
+	gllmk_tensor bt = gllmk_tensor_make(s->act, s->off[A_BT], GLLMK_I32, 2, bt_shape);
+	gllmk_status st = S     ? gllmk_attention_varlen(c, &att, &q, &kc, &vc, NULL, &cuq, &kvl, &bt, NULL, &xp)
+			  : ext ? gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp)
+				: gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap);
 
-	if (call(e, ext ? "gllmk_attention_ext" : "gllmk_attention", il, st) ||
+	if (call(e, S ? "gllmk_attention_varlen" : ext ? "gllmk_attention_ext" : "gllmk_attention", il, st) ||
 	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)))
 		return e->status;
 	if (s->m->gemma && call(e, "gllmk_rms_norm (post_attention_norm)", il,
@@ -430,7 +481,7 @@ static int feed_ids(struct run_state *s, const int32_t *ids, int64_t T, struct r
 static int logits(struct run_state *s, int64_t T, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
-	int64_t R = s->o.all_logits ? T : 1;
+	int64_t R = s->o.all_logits || s->o.n_seq ? T : 1;
 	gllmk_tensor x = act2(s, A_X, T - R, R, hp->n_embd), h = act2(s, A_H, 0, R, hp->n_embd);
 	gllmk_tensor y = act2(s, A_LOGITS, 0, R, hp->n_vocab);
 
@@ -443,10 +494,68 @@ static int logits(struct run_state *s, int64_t T, struct run_error *e)
 	return 0;
 }
 
-int run_forward(struct run_state *s, const int32_t *ids, int64_t T, int64_t pos, struct run_error *e)
+/* The layers and the logits of T tokens whose ids, positions (and slots)
+ * are written. */
+static int run_layers(struct run_state *s, int64_t T, int64_t pos, struct run_error *e)
 {
 	gllmk_tensor x = act2(s, A_X, 0, T, s->m->hp.n_embd), idv = ints(s, A_IDS, T);
 
+	if (call(e, "gllmk_get_rows (token_embd)", -1, gllmk_get_rows(s->ctx, &x, &s->m->tok_embd, &idv)))
+		return e->status;
+	/* Gemma scales the embeddings by sqrt(n_embd), as llama.cpp does in f32 */
+	if (s->m->gemma && call(e, "gllmk_scale (embeddings)", -1,
+				gllmk_scale(s->ctx, &x, &x, sqrtf((float)s->m->hp.n_embd))))
+		return e->status;
+	for (int64_t il = 0; il < s->m->hp.n_layer; il++)
+		if (layer(s, il, T, pos, e))
+			return e->status;
+	return logits(s, T, e);
+}
+
+int run_forward_seqs(struct run_state *s, const int32_t *ids, const int64_t *n_tok, const int64_t *pos, int32_t *next,
+		     struct run_error *e)
+{
+	const int64_t S = s->o.n_seq;
+	int64_t T = 0;
+
+	if (!S)
+		return run_fail(e, RUN_E_BAD_INPUT, "forward: the state has no sequences");
+	s->cuq_host[0] = 0;
+	for (int64_t q = 0; q < S; q++) {
+		if (n_tok[q] < 0 || T + n_tok[q] > s->o.n_batch || pos[q] < 0 || pos[q] + n_tok[q] > s->o.n_ctx)
+			return run_fail(e, RUN_E_BAD_INPUT, "forward: sequence %lld: %lld tokens at %lld do not fit batch %lld, context %lld",
+					(long long)q, (long long)n_tok[q], (long long)pos[q], (long long)s->o.n_batch,
+					(long long)s->o.n_ctx);
+		for (int64_t i = 0; i < n_tok[q]; i++, T++) {
+			int64_t p = pos[q] + i;
+
+			s->pos_host[T] = (int32_t)p;
+			s->slot_host[T] = (int32_t)(page_of(s, q, p / RUN_PAGE_TOKENS) * RUN_PAGE_TOKENS + p % RUN_PAGE_TOKENS);
+		}
+		s->cuq_host[q + 1] = (int32_t)T;
+		s->kvlen_host[q] = (int32_t)(pos[q] + n_tok[q]);
+	}
+	if (T < 1)
+		return run_fail(e, RUN_E_BAD_INPUT, "forward: no tokens");
+	gllmk_tensor y = act2(s, A_LOGITS, 0, T, s->m->hp.n_vocab), am = ints(s, A_SLOTS, T);
+
+	if (call(e, "gllmk_buffer_write (token ids)", -1, gllmk_buffer_write(s->act, s->off[A_IDS], ids, (uint64_t)T * 4)) ||
+	    call(e, "gllmk_buffer_write (positions)", -1, gllmk_buffer_write(s->act, s->off[A_POS], s->pos_host, (uint64_t)T * 4)) ||
+	    call(e, "gllmk_buffer_write (slots)", -1, gllmk_buffer_write(s->act, s->off[A_SLOTS], s->slot_host, (uint64_t)T * 4)) ||
+	    call(e, "gllmk_buffer_write (cu_q)", -1, gllmk_buffer_write(s->act, s->off[A_CUQ], s->cuq_host, (uint64_t)(S + 1) * 4)) ||
+	    call(e, "gllmk_buffer_write (kv_len)", -1, gllmk_buffer_write(s->act, s->off[A_KVLEN], s->kvlen_host, (uint64_t)S * 4)) ||
+	    run_layers(s, T, 0, e))
+		return e->status;
+	/* the slots are spent: their region takes every row's argmax */
+	if (call(e, "gllmk_argmax (every row)", -1, gllmk_argmax(s->ctx, &am, &y)))
+		return e->status;
+	return call(e, "gllmk_buffer_read (argmax)", -1, gllmk_buffer_read(s->act, s->off[A_SLOTS], next, (uint64_t)T * 4));
+}
+
+int run_forward(struct run_state *s, const int32_t *ids, int64_t T, int64_t pos, struct run_error *e)
+{
+	if (s->o.n_seq)
+		return run_fail(e, RUN_E_BAD_INPUT, "forward: a paged state takes run_forward_seqs");
 	if (T < 1 || T > s->o.n_batch || (!ids && T != 1))
 		return run_fail(e, RUN_E_BAD_INPUT, "forward: %lld tokens (batch %lld)", (long long)T,
 				(long long)s->o.n_batch);
@@ -457,17 +566,9 @@ int run_forward(struct run_state *s, const int32_t *ids, int64_t T, int64_t pos,
 		s->pos_host[i] = (int32_t)(pos + i);
 	if (feed_ids(s, ids, T, e) ||
 	    call(e, "gllmk_buffer_write (positions)", -1,
-		 gllmk_buffer_write(s->act, s->off[A_POS], s->pos_host, (uint64_t)T * 4)) ||
-	    call(e, "gllmk_get_rows (token_embd)", -1, gllmk_get_rows(s->ctx, &x, &s->m->tok_embd, &idv)))
+		 gllmk_buffer_write(s->act, s->off[A_POS], s->pos_host, (uint64_t)T * 4)))
 		return e->status;
-	/* Gemma scales the embeddings by sqrt(n_embd), as llama.cpp does in f32 */
-	if (s->m->gemma && call(e, "gllmk_scale (embeddings)", -1,
-				gllmk_scale(s->ctx, &x, &x, sqrtf((float)s->m->hp.n_embd))))
-		return e->status;
-	for (int64_t il = 0; il < s->m->hp.n_layer; il++)
-		if (layer(s, il, T, pos, e))
-			return e->status;
-	return logits(s, T, e);
+	return run_layers(s, T, pos, e);
 }
 
 int run_sample(struct run_state *s, const gllmk_sample_params *p, float uniform, int32_t *id, struct run_error *e)

@@ -123,7 +123,14 @@ struct run_state_opts {
 	int64_t n_batch; /* most tokens per forward call */
 	gllmk_dtype kv_type; /* the K/V cache: f16, q8_0 or q4_0 */
 	bool all_logits; /* keep the logits of every position of a batch */
+	/* > 0: n_seq sequences of up to n_ctx tokens each in one paged cache
+	 * (gllmk_kv_store, gllmk_attention_varlen; run_forward_seqs); every
+	 * position's logits are kept */
+	int64_t n_seq;
 };
+
+/* The paged cache's tokens per block. */
+#define RUN_PAGE_TOKENS 16
 
 int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct run_state_opts *o,
 		  struct run_state **out, struct run_error *e);
@@ -134,6 +141,12 @@ void run_state_free(struct run_state *s);
  * last sample wrote on the device. The logits of the last position (every
  * position with all_logits) are left on the device. */
 int run_forward(struct run_state *s, const int32_t *ids, int64_t n, int64_t pos, struct run_error *e);
+/* n_seq > 0: evaluates n_tok[q] tokens of every sequence q (0 allowed) at
+ * its positions pos[q].., packed in sequence order (ids: sum n_tok); every
+ * row's argmax is computed on the device and read back into next (sum n_tok
+ * ids), the logits of every row left on the device. */
+int run_forward_seqs(struct run_state *s, const int32_t *ids, const int64_t *n_tok, const int64_t *pos, int32_t *next,
+		     struct run_error *e);
 /* Samples the next id from the last position's logits on the device (argmax
  * when p->temperature <= 0) and reads only that id back. */
 int run_sample(struct run_state *s, const gllmk_sample_params *p, float uniform, int32_t *id, struct run_error *e);
