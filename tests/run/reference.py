@@ -21,7 +21,7 @@ import numpy as np
 import gguf
 from gguf import quants
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True}  # SPEC/RUN.md's architecture table
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True, "gemma3": True, "phi3": True}  # SPEC/RUN.md's architecture table
 
 
 @dataclass
@@ -43,6 +43,15 @@ class HParams:
     beta_slow: float = 1.0
     n_ctx_orig: int = 0
     n_expert_used: int = 0  # mixtures of experts: experts per token
+    # Gemma 2 (SPEC/RUN.md): score scale, soft-caps (0: off), window on layers
+    # il % swa_pattern < swa_pattern - 1 (0: none)
+    attn_scale: float = 0.0
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
+    n_swa: int = 0
+    swa_pattern: int = 0
+    rope_base_swa: float = 0.0  # gemma3: local layers' rope base (unscaled); 0: as global
+    n_ctx_orig_longrope: int = 0  # phi3: rope_factors_long beyond this context, short within
 
 
 class Model:
@@ -59,6 +68,7 @@ class Model:
         self.hp = self.hparams()
         self.weights = {name: self.decode(t) for name, t in self.tensors.items()}
         self.encode_activations = None  # see matmul()
+        self.n_ctx = 0  # gllmk-run's context (Phi-3 LongRoPE picks its factors by it), see logits()
 
     def value(self, key, default=None):
         f = self.fields.get(key)
@@ -83,7 +93,36 @@ class Model:
                 n_ctx_orig=int(self.value(a + "rope.scaling.original_context_length",
                                           self.value(a + "context_length", 2048))),
             )
+        gemma = {}
+        if self.arch == "gemma2":
+            n_layer = int(self.value(a + "block_count"))
+            # llama.cpp: 1/sqrt(key_length), but 1/sqrt(embedding / heads) for the 27B (46 layers)
+            gemma = dict(
+                attn_scale=1 / np.sqrt(n_embd // n_head if n_layer == 46 else head_dim),
+                attn_softcap=float(self.value(a + "attn_logit_softcapping", 50.0)),
+                final_softcap=float(self.value(a + "final_logit_softcapping", 30.0)),
+                n_swa=int(self.value(a + "attention.sliding_window", 4096)),
+                swa_pattern=2,
+            )
+        if self.arch == "gemma3":
+            n_layer = int(self.value(a + "block_count"))
+            # llama.cpp: no score cap; the window (when the key is > 0) on 5 layers of 6,
+            # whose rope is base 10000 unscaled; the final cap only when the key is there
+            gemma = dict(
+                attn_scale=1 / np.sqrt(n_embd // n_head if n_layer == 62 else head_dim),
+                final_softcap=float(self.value(a + "final_logit_softcapping", 0.0)),
+                n_swa=int(self.value(a + "attention.sliding_window", 0)),
+                swa_pattern=6,
+                rope_base_swa=10000.0,
+            )
+        # rope.scaling.attn_factor multiplies rope's magnitude (llama.cpp, every arch)
+        attn = float(self.value(a + "rope.scaling.attn_factor", 1.0))
+        yarn["attn_factor"] = yarn.get("attn_factor", 1.0) * attn
+        if self.arch == "phi3":
+            gemma["n_ctx_orig_longrope"] = int(self.value(a + "rope.scaling.original_context_length",
+                                                          self.value(a + "context_length", 2048)))
         return HParams(
+            **gemma,
             n_layer=int(self.value(a + "block_count")),
             n_embd=n_embd,
             n_head=n_head,
@@ -107,6 +146,14 @@ class Model:
 
     def w(self, name):
         return self.weights.get(name)
+
+    def rope_factors(self):
+        """rope_freqs, or Phi-3's LongRoPE factors as llama.cpp picks them: long when
+        the context exceeds the original one."""
+        if self.arch == "phi3":
+            long = self.n_ctx > self.hp.n_ctx_orig_longrope
+            return self.w("rope_factors_long.weight" if long else "rope_factors_short.weight")
+        return self.w("rope_freqs.weight")
 
     @property
     def output_name(self):
@@ -161,13 +208,20 @@ def rope(x, pos, hp, neox, freq_factors=None):
     return y
 
 
-def attention(q, k, v, q_pos, kv_len):
-    """Causal softmax attention: query at position p sees cache rows 0..p.
+def attention(q, k, v, q_pos, kv_len, scale=0.0, softcap=0.0, window=0):
+    """Causal softmax attention: query at position p sees cache rows 0..p (with a
+    window, only rows t > p - window). Scores s·scale (default 1/sqrt(D)), then
+    c·tanh(s/c) with softcap c.
     q [T, Hq, D], k [kv_len, Hkv, D], v [kv_len, Hkv, Dv] -> [T, Hq·Dv]."""
     group = q.shape[1] // k.shape[1]  # query head h reads kv head h // group
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
-    s = np.einsum("thd,shd->hts", q, k) / np.sqrt(q.shape[2])
-    s[:, np.arange(kv_len)[None, :] > q_pos[:, None]] = -np.inf
+    s = np.einsum("thd,shd->hts", q, k) * (scale or 1 / np.sqrt(q.shape[2]))
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+    t = np.arange(kv_len)[None, :]
+    s[:, t > q_pos[:, None]] = -np.inf
+    if window:
+        s[:, t <= q_pos[:, None] - window] = -np.inf
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
     return np.einsum("hts,shd->thd", s, v).reshape(q.shape[0], -1)
@@ -237,6 +291,11 @@ def silu_glu(gate, up):
     return gate / (1 + np.exp(-gate)) * up
 
 
+def gelu_tanh_glu(gate, up):
+    """GEGLU with ggml's gelu (the tanh form)."""
+    return 0.5 * gate * (1 + np.tanh(np.sqrt(2 / np.pi) * (gate + 0.044715 * gate ** 3))) * up
+
+
 def moe(m, p, h):
     """SPEC/RUN.md's mixture of experts (Mixtral, Qwen3-MoE), per token: softmax of
     the router logits over the E experts, the k most probable (ties to the lower
@@ -264,30 +323,51 @@ def moe(m, p, h):
 def layer(m, i, x, pos, cache):
     hp, p, T = m.hp, f"blk.{i}.", x.shape[0]
     h = rms_norm(x, m.w(p + "attn_norm.weight"), hp.eps)
-    q = matmul(h, m, p + "attn_q").reshape(T, hp.n_head, hp.head_dim)
-    k = matmul(h, m, p + "attn_k").reshape(T, hp.n_head_kv, hp.head_dim)
-    v = matmul(h, m, p + "attn_v").reshape(T, hp.n_head_kv, hp.head_dim_v)
+    if m.w(p + "attn_qkv.weight") is not None:  # phi3: q, k, v rows stacked
+        nq, nk = hp.n_head * hp.head_dim, hp.n_head_kv * hp.head_dim
+        qkv = matmul(h, m, p + "attn_qkv")
+        q, k, v = qkv[:, :nq], qkv[:, nq:nq + nk], qkv[:, nq + nk:]
+    else:
+        q, k, v = matmul(h, m, p + "attn_q"), matmul(h, m, p + "attn_k"), matmul(h, m, p + "attn_v")
+    q = q.reshape(T, hp.n_head, hp.head_dim)
+    k = k.reshape(T, hp.n_head_kv, hp.head_dim)
+    v = v.reshape(T, hp.n_head_kv, hp.head_dim_v)
     if m.w(p + "attn_q_norm.weight") is not None:  # qwen3: per head, before rope
         q = rms_norm(q, m.w(p + "attn_q_norm.weight"), hp.eps)
         k = rms_norm(k, m.w(p + "attn_k_norm.weight"), hp.eps)
-    ff = m.w("rope_freqs.weight")  # Llama 3.1+ frequency factors, or None
-    q, k = rope(q, pos, hp, m.neox, ff), rope(k, pos, hp, m.neox, ff)
+    ff = m.rope_factors()  # Llama 3.1+ frequency factors, Phi-3's long or short ones, or None
+    local = hp.n_swa and i % hp.swa_pattern < hp.swa_pattern - 1  # gemma2: even layers; gemma3: 5 of 6
+    rp = dataclasses.replace(hp, rope_base=hp.rope_base_swa, freq_scale=1.0) if local and hp.rope_base_swa else hp
+    q, k = rope(q, pos, rp, m.neox, ff), rope(k, pos, rp, m.neox, ff)
     K, V = cache.append(i, k, v)
-    x = x + matmul(attention(q, K, V, pos, K.shape[0]), m, p + "attn_output")
+    a = matmul(attention(q, K, V, pos, K.shape[0], hp.attn_scale, hp.attn_softcap, hp.n_swa if local else 0),
+               m, p + "attn_output")
+    post = m.w(p + "post_attention_norm.weight")  # gemma2: the block's output normalized
+    x = x + (a if post is None else rms_norm(a, post, hp.eps))
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
     if m.w(p + "ffn_gate_inp.weight") is not None:
         return x + moe(m, p, h)
-    gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
-    return x + matmul(silu_glu(gate, up), m, p + "ffn_down")
+    if m.w(p + "ffn_gate.weight") is None:  # phi3: gate rows then up rows in ffn_up
+        gate, up = np.split(matmul(h, m, p + "ffn_up"), 2, axis=-1)
+    else:
+        gate, up = matmul(h, m, p + "ffn_gate"), matmul(h, m, p + "ffn_up")
+    glu = gelu_tanh_glu if m.arch.startswith("gemma") else silu_glu
+    f = matmul(glu(gate, up), m, p + "ffn_down")
+    post = m.w(p + "post_ffw_norm.weight")
+    return x + (f if post is None else rms_norm(f, post, hp.eps))
 
 
 def forward(m, ids, pos0, cache):
     """Logits [T, n_vocab] of tokens `ids` at positions pos0.., appending to `cache`."""
     x = m.w("token_embd.weight")[np.asarray(ids)]
+    if m.arch.startswith("gemma"):  # embeddings scaled by sqrt(n_embd)
+        x = x * np.sqrt(m.hp.n_embd)
     pos = np.arange(pos0, pos0 + len(ids), dtype=np.float64)
     for i in range(m.hp.n_layer):
         x = layer(m, i, x, pos, cache)
-    return matmul(rms_norm(x, m.w("output_norm.weight"), m.hp.eps), m, m.output_name)
+    y = matmul(rms_norm(x, m.w("output_norm.weight"), m.hp.eps), m, m.output_name)
+    c = m.hp.final_softcap  # gemma2: final logits soft-capped
+    return c * np.tanh(y / c) if c else y
 
 
 def encode_like_ggml(x, qtype):
@@ -298,15 +378,18 @@ def encode_like_ggml(x, qtype):
     return encode_q8_0(x) if gguf.GGML_QUANT_SIZES[qtype][0] == 32 else encode_q8_K(x)
 
 
-def logits(m, prompt, generated, encode=None, kv_type="F16"):
+def logits(m, prompt, generated, encode=None, kv_type="F16", n_ctx=0):
     """The logits gllmk-run --logits writes: one row per evaluated position, the P
     prompt tokens then the N - 1 generated tokens fed back (teacher forcing with the
     ids gllmk chose, so a near tie cannot make the two sequences diverge). One causal
     pass over all of them: the same numbers as gllmk-run's batches and decode steps.
     `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows);
-    `kv_type`: the cache's type, gllmk-run's --kv-type (F16, Q8_0, Q4_0)."""
+    `kv_type`: the cache's type, gllmk-run's --kv-type (F16, Q8_0, Q4_0); `n_ctx`:
+    gllmk-run's context (its JSON's n_ctx; 0: prompt + generated), which picks
+    Phi-3's LongRoPE factors."""
     ids = list(prompt) + list(generated[:-1])
     m.encode_activations = encode
+    m.n_ctx = n_ctx or len(prompt) + len(generated)
     try:
         return forward(m, ids, 0, Cache(m.hp, kv_type))
     finally:
@@ -403,6 +486,9 @@ def check_model(path):
     shapes = {"attn_q": (hp.n_head * hp.head_dim, hp.n_embd),
               "attn_k": (hp.n_head_kv * hp.head_dim, hp.n_embd),
               "attn_output": (hp.n_embd, hp.n_head * hp.head_dim_v)}
+    if m.w("blk.0.attn_qkv.weight") is not None:  # phi3: fused
+        del shapes["attn_q"], shapes["attn_k"]
+        shapes["attn_qkv"] = (hp.n_head * hp.head_dim + hp.n_head_kv * (hp.head_dim + hp.head_dim_v), hp.n_embd)
     for name, shape in shapes.items():
         ok &= check(m.w(f"blk.0.{name}.weight").shape == shape, f"{name} is {shape}")
     ids = np.random.default_rng(2).integers(0, m.n_vocab, 9)
@@ -423,7 +509,10 @@ def self_test():
     ok = check_vectors() & check_rope()
     with tempfile.TemporaryDirectory() as tmp:
         for arch, dtype, extra in (("llama", "Q4_K", []), ("qwen2", "F32", []), ("qwen3", "mixed", []),
-                                   ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", [])):
+                                   ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", []),
+                                   ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"]),
+                                   ("gemma3", "F32", ["--swa", "3", "--layers", "7", "--tied"]),
+                                   ("phi3", "F32", ["--longrope", "4"])):
             path = os.path.join(tmp, arch + dtype + ".gguf")
             make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path] + extra)
             ok &= check_model(path)

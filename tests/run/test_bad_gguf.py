@@ -354,6 +354,127 @@ def yarn_kvs(factor):
             ['llama.rope.scaling.original_context_length', U32, 32]]
 
 
+def gemma2(good, softcap=50.0, final=30.0, window=4):
+    """The llama model as a valid gemma2 one: keys renamed, the post-norms added,
+    output.weight dropped (tied), the soft-caps and window in the metadata."""
+    m = copy.deepcopy(good)
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('llama.'):
+            kv[0] = 'gemma2.' + kv[0][len('llama.'):]
+    m.kv('general.architecture')[2] = 'gemma2'
+    m.kvs += [['gemma2.attention.sliding_window', U32, window],
+              ['gemma2.attn_logit_softcapping', F32V, softcap],
+              ['gemma2.final_logit_softcapping', F32V, final]]
+    n_embd = m.kv('gemma2.embedding_length')[2]
+    for i in range(m.kv('gemma2.block_count')[2]):
+        add_tensor(m, 'blk.%d.post_attention_norm.weight' % i, [n_embd])
+        add_tensor(m, 'blk.%d.post_ffw_norm.weight' % i, [n_embd])
+    m.drop_tensor('output.weight')
+    return m
+
+
+def gemma2_cases(good):
+    """Gemma 2's own metadata and tensors."""
+    g = gemma2(good)
+    return [
+        Case('gemma2 runs', build(g)[0], status=0),
+        Case('gemma2 without post_ffw_norm', variant(g, lambda m: m.drop_tensor('blk.0.post_ffw_norm.weight')),
+             expect=['blk.0.post_ffw_norm.weight'], model_level=True),
+        Case('gemma2 attn_logit_softcapping 0', build(gemma2(good, softcap=0.0))[0],
+             expect=['attn_logit_softcapping'], model_level=True),
+        Case('gemma2 final_logit_softcapping -30', build(gemma2(good, final=-30.0))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma2 final_logit_softcapping inf', build(gemma2(good, final=float('inf')))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma2 sliding_window 0', build(gemma2(good, window=0))[0],
+             expect=['gemma2.attention.sliding_window'], model_level=True),
+    ]
+
+
+def gemma3(good, final=None, window=4):
+    """The gemma2 model as a valid gemma3 one: no score cap, q/k norms [head_dim],
+    final_logit_softcapping only when given."""
+    m = gemma2(good, window=window)
+    m.drop_kv('gemma2.attn_logit_softcapping')
+    m.drop_kv('gemma2.final_logit_softcapping')
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('gemma2.'):
+            kv[0] = 'gemma3.' + kv[0][len('gemma2.'):]
+    m.kv('general.architecture')[2] = 'gemma3'
+    if final is not None:
+        m.kvs.append(['gemma3.final_logit_softcapping', F32V, final])
+    head_dim = m.kv('gemma3.embedding_length')[2] // m.kv('gemma3.attention.head_count')[2]
+    for i in range(m.kv('gemma3.block_count')[2]):
+        add_tensor(m, 'blk.%d.attn_q_norm.weight' % i, [head_dim])
+        add_tensor(m, 'blk.%d.attn_k_norm.weight' % i, [head_dim])
+    return m
+
+
+def gemma3_cases(good):
+    g = gemma3(good)
+    return [
+        Case('gemma3 runs', build(g)[0], status=0),
+        Case('gemma3 without a window runs', build(gemma3(good, window=0))[0], status=0),
+        Case('gemma3 with a final cap runs', build(gemma3(good, final=30.0))[0], status=0),
+        Case('gemma3 without attn_k_norm', variant(g, lambda m: m.drop_tensor('blk.0.attn_k_norm.weight')),
+             expect=['blk.0.attn_k_norm.weight'], model_level=True),
+        Case('gemma3 final_logit_softcapping -1', build(gemma3(good, final=-1.0))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma3 final_logit_softcapping nan', build(gemma3(good, final=float('nan')))[0],
+             expect=['final_logit_softcapping'], model_level=True),
+        Case('gemma3 sliding_window 2^31', build(gemma3(good, window=1 << 31))[0],
+             expect=['gemma3.attention.sliding_window'], model_level=True),
+    ]
+
+
+def phi3(good, longrope=True, attn_factor=1.2):
+    """The llama model as a valid phi3 one: q/k/v and gate/up fused, LongRoPE's
+    factors [head_dim/2] and rope.scaling.attn_factor."""
+    m = copy.deepcopy(good)
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('llama.'):
+            kv[0] = 'phi3.' + kv[0][len('llama.'):]
+    m.kv('general.architecture')[2] = 'phi3'
+    n_embd, n_ff = m.kv('phi3.embedding_length')[2], m.kv('phi3.feed_forward_length')[2]
+    head_dim = n_embd // m.kv('phi3.attention.head_count')[2]
+    n_kv = m.kv('phi3.attention.head_count_kv')[2] * head_dim
+    m.kvs += [['phi3.rope.scaling.original_context_length', U32, 16],
+              ['phi3.rope.scaling.attn_factor', F32V, attn_factor]]
+    for i in range(m.kv('phi3.block_count')[2]):
+        b = 'blk.%d.' % i
+        for name in ('attn_q', 'attn_k', 'attn_v', 'ffn_gate', 'ffn_up'):
+            m.drop_tensor(b + name + '.weight')
+        m.tensors.append({'name': b + 'attn_qkv.weight', 'ne': [n_embd, n_embd + 2 * n_kv], 'type': F32,
+                          'data': f32_data(random.Random(3), n_embd * (n_embd + 2 * n_kv))})
+        m.tensors.append({'name': b + 'ffn_up.weight', 'ne': [n_embd, 2 * n_ff], 'type': F32,
+                          'data': f32_data(random.Random(4), n_embd * 2 * n_ff)})
+    if longrope:
+        add_tensor(m, 'rope_factors_long.weight', [head_dim // 2])
+        add_tensor(m, 'rope_factors_short.weight', [head_dim // 2])
+    return m
+
+
+def phi3_cases(good):
+    p = phi3(good)
+
+    def resize(name, ne):
+        return lambda m: m.tensor(name).update(ne=ne, data=f32_data(random.Random(5), ne[0] * (ne[1] if len(ne) > 1 else 1)))
+    return [
+        Case('phi3 runs', build(p)[0], status=0),
+        Case('phi3 without LongRoPE factors runs', build(phi3(good, longrope=False))[0], status=0),
+        Case('phi3 without attn_qkv', variant(p, lambda m: m.drop_tensor('blk.0.attn_qkv.weight')),
+             expect=['blk.0.attn_qkv.weight'], model_level=True),
+        Case('phi3 ffn_up not 2 x ffn', variant(p, resize('blk.0.ffn_up.weight', [64, 128])),
+             expect=['blk.0.ffn_up.weight'], model_level=True),
+        Case('phi3 rope_factors_long of the wrong length', variant(p, resize('rope_factors_long.weight', [32])),
+             expect=['rope_factors_long.weight'], model_level=True),
+        Case('phi3 rope.scaling.attn_factor 0', build(phi3(good, attn_factor=0.0))[0],
+             expect=['rope.scaling.attn_factor'], model_level=True),
+        Case('phi3 rope.scaling.attn_factor nan', build(phi3(good, attn_factor=float('nan')))[0],
+             expect=['rope.scaling.attn_factor'], model_level=True),
+    ]
+
+
 def experts(count, used):
     """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
     def add(m):
@@ -366,7 +487,8 @@ def experts(count, used):
 def all_cases(good):
     data, marks, offsets = build(good)
     return ([Case('valid model runs', data, status=0)] + truncation_cases(data, marks) + header_cases(good)
-            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good))
+            + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good)
+            + gemma3_cases(good) + phi3_cases(good))
 
 
 def check(case, proc, reader_only):

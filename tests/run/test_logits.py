@@ -80,6 +80,26 @@ def llama(dtype, level, *extra, name=None, **run):
     return Case(name or f"llama-{dtype}", level, ("--arch", "llama", "--dtype", dtype) + extra, **run)
 
 
+GEMMA2_SMALL = ("--tied", "--swa", "4", "--attn-softcap", "2", "--final-softcap", "3")
+
+
+def gemma2(dtype, level, *extra, name=None, **run):
+    return Case(name or f"gemma2-{dtype}", level, ("--arch", "gemma2", "--dtype", dtype) + GEMMA2_SMALL + extra,
+                **run)
+
+
+def phi3(dtype, level, *extra, name=None, **run):
+    return Case(name or f"phi3-{dtype}", level, ("--arch", "phi3", "--dtype", dtype) + extra, **run)
+
+
+GEMMA3_SMALL = ("--tied", "--layers", "7", "--swa", "4", "--rope-scale", "4")
+
+
+def gemma3(dtype, level, *extra, name=None, **run):
+    return Case(name or f"gemma3-{dtype}", level, ("--arch", "gemma3", "--dtype", dtype) + GEMMA3_SMALL + extra,
+                **run)
+
+
 CASES = [
     Case("llama-F32", "core", ("--arch", "llama")),
     Case("qwen2-F32", "core", ("--arch", "qwen2")),
@@ -119,6 +139,33 @@ CASES = [
                                         "--experts-used", "4")),
     llama("F32", "gpu", "--experts", "8", name="mixtral-F32-prompt40-batch16", prompt=40, n=5, batch=16),
     Case("qwen3moe-mixed-prompt40", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed"), prompt=40, n=3),
+    # Gemma 2: embedding scale, post-norms, GEGLU, soft-capped scores and logits,
+    # a 4-token window on even layers. Small caps (2, 3) make tanh bite at a tiny
+    # model's scale (softcap 50 → 2 moves the logits by 0.9 rms, the window 3.5);
+    # the defaults case reads 50 / 30 / 4096 and an untied output.
+    gemma2("F32", "core"),
+    gemma2("Q4_K", "core"),
+    gemma2("F32", "gpu", name="gemma2-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    Case("gemma2-F32-defaults", "gpu", ("--arch", "gemma2"), prompt=12),
+    gemma2("F32", "gpu", name="gemma2-F32-kv-q8_0", kv="q8_0"),
+    # Gemma 3: q/k norms, no score cap, 5 local layers of 6 (7 layers: 0-4 and 6
+    # local, 5 global) whose rope is base 10000 unscaled while the global one is
+    # 1e6 with linear scaling 4 (using the global rope everywhere moves the logits
+    # 0.6 rms); no window key: every layer global; the optional final cap
+    gemma3("F32", "core"),
+    gemma3("Q4_K", "core"),
+    gemma3("F32", "gpu", name="gemma3-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    Case("gemma3-F32-noswa-finalcap3", "gpu", ("--arch", "gemma3", "--layers", "7", "--swa", "0",
+                                              "--final-softcap", "3"), prompt=12),
+    gemma3("F32", "gpu", name="gemma3-F32-kv-q4_0", kv="q4_0"),
+    # Phi-3: fused qkv and gate/up; LongRoPE: the long factors when the run's context
+    # (prompt + n here) exceeds the original one (4: long; 4096: short; they differ
+    # by 1.7 rms), rope.scaling.attn_factor sqrt(1 + ln(ctx/orig) / ln(orig))
+    phi3("F32", "core", "--longrope", "4"),
+    phi3("F32", "core", "--longrope", "4096", name="phi3-F32-longrope-short"),
+    phi3("Q4_K", "core", "--longrope", "4"),
+    phi3("F32", "gpu", "--longrope", "16", name="phi3-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    phi3("Q8_0", "gpu", name="phi3-Q8_0-nolongrope-kv-q8_0", kv="q8_0"),
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),
@@ -219,7 +266,7 @@ def compare(case, doc, got, ref_model):
                                     f"n_vocab {doc['n_vocab']} for {sent}, n {case.n}")
     if not np.all(np.isfinite(got)):
         return False, cls, np.inf, "non-finite logits"
-    want = reference.logits(ref_model, doc["prompt"], doc["generated"], kv_type=case.kv.upper())
+    want = reference.logits(ref_model, doc["prompt"], doc["generated"], kv_type=case.kv.upper(), n_ctx=doc["n_ctx"])
     err = row_errors(got, want)
     worst, tol = float(err.max()), TOL[cls]
     # near ties may differ (so not required), but a disagreement is worth seeing
@@ -227,7 +274,7 @@ def compare(case, doc, got, ref_model):
     msg = f"{cls} err {worst:.2e} / tol {tol:.2g} (row {int(err.argmax())}), argmax {agree}/{len(err)}"
     if cls == "quant":
         encoded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_like_ggml,
-                                   case.kv.upper())
+                                   case.kv.upper(), doc["n_ctx"])
         msg += f", vs q8 acts {row_errors(got, encoded).max():.1e}"
     # temp 0 samples the argmax of the row gllmk wrote (ties to the lowest index)
     own = np.argmax(got[len(sent) - 1:], axis=1).tolist()

@@ -5,6 +5,10 @@
  *          position only), as llama-bench's pp test.
  *   tg<G>: G single-token steps from an empty cache, each sampled by argmax
  *          on the device and fed back, as a decode loop runs.
+ *   parallel (--parallel): aggregate decode tokens/s of 1, 8 and 64
+ *          sequences at once (prompts of 1..128 tokens, different lengths,
+ *          each prefilled alone), --tg packed steps of one token per
+ *          sequence through the paged cache and gllmk_attention_varlen.
  * A warm-up of each comes first; the figures are the median, min and max of
  * --reps runs. The decode roofline is DRAM read bandwidth (bench_machine.c's
  * probe, the same gllmk-bench reports) / weight bytes read per token. */
@@ -114,6 +118,77 @@ static void run_peer(const struct run_opts *o, int threads, struct peer_figs *p)
 
 /* ------------------------------------------------------------ output */
 
+/* ------------------------------------------------------------ --parallel */
+
+static int32_t *random_ids(int n, int64_t n_vocab);
+
+static const int64_t PAR_SEQS[] = { 1, 8, 64 };
+#define PAR_N (sizeof(PAR_SEQS) / sizeof(PAR_SEQS[0]))
+#define PAR_PROMPT 128
+
+struct par_figs {
+	double tg[PAR_N]; /* median aggregate tokens/s */
+	bool ran;
+};
+
+/* n sequences prefilled (prompt q: 1 + 37·q mod 128 tokens), then a warm-up
+ * step and --reps timed runs of --tg steps; the median of the reps. */
+static int par_bench(const struct run_model *m, gllmk_context *ctx, const struct run_opts *o, int64_t n,
+		     const int32_t *prompt, double *out, struct run_error *e)
+{
+	int64_t batch = n > PAR_PROMPT ? n : PAR_PROMPT, n_ctx = PAR_PROMPT + 1 + (int64_t)o->reps * o->tg;
+	int64_t *ntok = calloc((size_t)n, sizeof(int64_t)), *pos = calloc((size_t)n, sizeof(int64_t));
+	int32_t *ids = malloc((size_t)batch * 4), *next = malloc((size_t)batch * 4);
+	double t[MAX_REPS], lo, hi;
+	struct run_state *s = NULL;
+	int r = !ntok || !pos || !ids || !next ? run_fail(e, RUN_E_GLLMK, "out of memory") : 0;
+
+	if (!r)
+		r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = n_ctx, .n_batch = batch, .kv_type = o->kv_type, .n_seq = n },
+				  &s, e);
+	for (int64_t q = 0; !r && q < n; q++) {
+		memset(ntok, 0, sizeof(int64_t) * (size_t)n);
+		ntok[q] = 1 + (37 * q) % PAR_PROMPT;
+		r = run_forward_seqs(s, prompt, ntok, pos, next, e);
+		pos[q] = ntok[q];
+		ids[q] = next[ntok[q] - 1];
+	}
+	for (int rep = -1; !r && rep < o->reps; rep++) { /* rep -1: one warm-up step */
+		double t0 = run_now_ms();
+
+		for (int i = 0; !r && i < (rep < 0 ? 1 : o->tg); i++) {
+			for (int64_t q = 0; q < n; q++)
+				ntok[q] = 1;
+			r = run_forward_seqs(s, ids, ntok, pos, next, e);
+			for (int64_t q = 0; q < n; q++)
+				pos[q]++, ids[q] = next[q];
+		}
+		if (rep >= 0)
+			t[rep] = (double)n * o->tg * 1e3 / (run_now_ms() - t0);
+	}
+	if (!r)
+		stats(t, o->reps, out, &lo, &hi);
+	run_state_free(s);
+	free(ntok), free(pos), free(ids), free(next);
+	return r;
+}
+
+static int par_measure(const struct run_model *m, gllmk_context *ctx, const struct run_opts *o, struct par_figs *p,
+		       struct run_error *e)
+{
+	int32_t *prompt = random_ids(PAR_PROMPT, m->hp.n_vocab);
+	int r = prompt ? 0 : run_fail(e, RUN_E_GLLMK, "out of memory");
+
+	for (size_t i = 0; !r && i < PAR_N; i++) {
+		if (!o->quiet)
+			fprintf(stderr, "gllmk-run: parallel decode, %lld sequences...\n", (long long)PAR_SEQS[i]);
+		r = par_bench(m, ctx, o, PAR_SEQS[i], prompt, &p->tg[i], e);
+	}
+	p->ran = !r;
+	free(prompt);
+	return r;
+}
+
 struct bench_report {
 	const struct run_model *m;
 	const char *plugin;
@@ -122,6 +197,7 @@ struct bench_report {
 	struct bench_limits lim;
 	double pp_med, pp_min, pp_max, tg_med, tg_min, tg_max;
 	struct peer_figs peer;
+	struct par_figs par;
 	double peer_pp_med, peer_pp_min, peer_pp_max, peer_tg_med, peer_tg_min, peer_tg_max;
 };
 
@@ -151,6 +227,12 @@ static void print_table(const struct bench_report *b)
 		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_tg_med, b->peer_tg_min, b->peer_tg_max,
 		       b->tg_med / b->peer_tg_med);
 	printf("  roofline %.2f t/s: %.0f%%\n", roof, 100.0 * b->tg_med / roof);
+	if (b->par.ran) {
+		printf("%-8s", "parallel");
+		for (size_t i = 0; i < PAR_N; i++)
+			printf("  %lld seq %.2f t/s", (long long)PAR_SEQS[i], b->par.tg[i]);
+		printf("  (aggregate decode)\n");
+	}
 	printf("(pp = %d-token prompt, tg = %d decode steps)\n", o->pp, o->tg);
 	if (o->peer && !b->peer.ran)
 		printf("peer: %s\n", b->peer.why);
@@ -209,6 +291,16 @@ static void print_json(const struct bench_report *b)
 	json_num("fma_peak_gflops", b->lim.peak, &first);
 	json_num("loadavg", b->lim.loadavg, &first);
 	print_peer_json(b, &first);
+	json_key(stdout, &first, "parallel");
+	if (b->par.ran) {
+		fputc('[', stdout);
+		for (size_t i = 0; i < PAR_N; i++)
+			printf("%s{\"n_seq\": %lld, \"tg_tokens_per_s\": %.4f}", i ? ", " : "", (long long)PAR_SEQS[i],
+			       b->par.tg[i]);
+		fputc(']', stdout);
+	} else {
+		fputs("null", stdout);
+	}
 	fputs("}\n", stdout);
 }
 
@@ -255,6 +347,8 @@ int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_op
 		r = measure(s, ctx, o, ids, &f, e);
 	run_state_free(s);
 	free(ids);
+	if (!r && o->parallel)
+		r = par_measure(m, ctx, o, &b.par, e);
 	if (r)
 		return r;
 	/* After gllmk's runs, so neither disturbs the other's caches or threads. */

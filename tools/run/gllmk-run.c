@@ -11,7 +11,7 @@
 
 static const char USAGE[] =
 	"usage: gllmk-run -m FILE [options]\n"
-	"Runs a GGUF model (llama, qwen2, qwen3) with gllmk's operators.\n"
+	"Runs a GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3) with gllmk's operators.\n"
 	"Text tokenization is not part of gllmk-run: prompts are token ids.\n"
 	"\n"
 	"  -m, --model FILE       GGUF file (version 2 or 3)\n"
@@ -28,6 +28,9 @@ static const char USAGE[] =
 	"  -c, --ctx C            KV cache tokens (default: prompt + n)\n"
 	"      --kv-type T        KV cache dtype: f16 (default), q8_0, q4_0 (head sizes: multiples of 32)\n"
 	"      --logits FILE      write every evaluated position's logits (f32 rows)\n"
+	"      --parallel N       decode N sequences at once (prompt prefixes of different lengths) through\n"
+	"                         one paged cache and gllmk_attention_varlen (argmax); with --bench: a row\n"
+	"                         of aggregate decode tokens/s for 1, 8 and 64 sequences\n"
 	"      --bench            pp and tg benchmark (llama-bench style), with the roofline\n"
 	"      --reps R           benchmark repetitions (default 5)\n"
 	"      --pp P --tg G      benchmark prompt and generated tokens (default 512, 128)\n"
@@ -76,7 +79,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE };
+       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -89,7 +92,7 @@ static const struct option LONG_OPTS[] = {
 	{ "reps", required_argument, NULL, O_REPS },	   { "pp", required_argument, NULL, O_PP },
 	{ "tg", required_argument, NULL, O_TG },	   { "peer", required_argument, NULL, O_PEER },
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
-	{ "kv-type", required_argument, NULL, O_KV_TYPE },
+	{ "kv-type", required_argument, NULL, O_KV_TYPE }, { "parallel", required_argument, NULL, O_PARALLEL },
 	{ "quiet", no_argument, NULL, 'q' },		   { "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -135,6 +138,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_INFO: o->info = true; break;
 	case O_JSON: o->json = true; break;
 	case O_KV_TYPE: r = parse_kv_type(arg, &o->kv_type, e); break;
+	case O_PARALLEL: r = parse_i64(arg, "--parallel", 1, 4096, &o->parallel, e); break;
 	case 'q': o->quiet = true; break;
 	default: r = run_fail(e, RUN_E_BAD_INPUT, "unknown option (gllmk-run --help lists them)");
 	}
@@ -169,6 +173,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct run_erro
 		return run_fail(e, RUN_E_BAD_INPUT, "--peer '%s': the only peer is llama.cpp", o->peer);
 	if (o->peer && !o->bench)
 		return run_fail(e, RUN_E_BAD_INPUT, "--peer needs --bench");
+	if (o->parallel && o->temp > 0.0f)
+		return run_fail(e, RUN_E_BAD_INPUT, "--parallel samples by argmax: --temp must be 0");
 	return 0;
 }
 
@@ -410,6 +416,194 @@ static void print_text(const struct run_model *m, gllmk_context *ctx, const stru
 		g->decode_ms, decoded > 0 ? decoded * 1e3 / fmax(g->decode_ms, 1e-6) : 0.0);
 }
 
+/* ------------------------------------------------------------ --parallel */
+
+/* The N sequences of --parallel: sequence q's prompt is the first P - q mod P
+ * ids of the prompt (lengths differ), then n_gen tokens by argmax. */
+struct par {
+	int64_t n, V;
+	int64_t *plen, *ntok, *pos, *rows; /* per sequence; rows: logits rows kept */
+	int32_t **gen;                     /* per sequence, n_gen ids */
+	float **logits;                    /* per sequence, (plen + n_gen - 1) rows; NULL without --logits */
+	int32_t *ids, *next;               /* one step's packed ids and argmaxes */
+	double prefill_ms, decode_ms;
+};
+
+static void par_free(struct par *p)
+{
+	for (int64_t q = 0; q < p->n; q++) {
+		free(p->gen ? p->gen[q] : NULL);
+		free(p->logits ? p->logits[q] : NULL);
+	}
+	free(p->plen), free(p->ntok), free(p->pos), free(p->rows), free(p->gen), free(p->logits);
+	free(p->ids), free(p->next);
+}
+
+static int par_init(struct par *p, int64_t n, const struct ids *prompt, int64_t n_gen, int64_t V, int64_t batch,
+		    bool keep_logits, struct run_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->n = n;
+	p->V = V;
+	p->plen = calloc((size_t)n, sizeof(int64_t)), p->ntok = calloc((size_t)n, sizeof(int64_t));
+	p->pos = calloc((size_t)n, sizeof(int64_t)), p->rows = calloc((size_t)n, sizeof(int64_t));
+	p->gen = calloc((size_t)n, sizeof(*p->gen)), p->logits = calloc((size_t)n, sizeof(*p->logits));
+	p->ids = malloc((size_t)batch * 4), p->next = malloc((size_t)batch * 4);
+	if (!p->plen || !p->ntok || !p->pos || !p->rows || !p->gen || !p->logits || !p->ids || !p->next)
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	for (int64_t q = 0; q < n; q++) {
+		p->plen[q] = prompt->n - q % prompt->n;
+		p->gen[q] = malloc((size_t)n_gen * 4);
+		if (keep_logits)
+			p->logits[q] = malloc(sizeof(float) * (size_t)((p->plen[q] + n_gen - 1) * V));
+		if (!p->gen[q] || (keep_logits && !p->logits[q]))
+			return run_fail(e, RUN_E_GLLMK, "out of memory for sequence %lld", (long long)q);
+	}
+	return 0;
+}
+
+/* One packed step; every row's logits (kept ones) into the sequences' rows. */
+static int par_step(struct run_state *s, struct par *p, float *buf, struct run_error *e)
+{
+	int64_t T = 0, at = 0;
+
+	for (int64_t q = 0; q < p->n; q++)
+		T += p->ntok[q];
+	if (run_forward_seqs(s, p->ids, p->ntok, p->pos, p->next, e) || (buf && run_read_logits(s, buf, T, e)))
+		return e->status;
+	for (int64_t q = 0; q < p->n; at += p->ntok[q], p->pos[q] += p->ntok[q], q++) {
+		if (!buf || !p->ntok[q])
+			continue;
+		memcpy(p->logits[q] + p->rows[q] * p->V, buf + at * p->V, sizeof(float) * (size_t)(p->ntok[q] * p->V));
+		p->rows[q] += p->ntok[q];
+	}
+	return 0;
+}
+
+/* Each sequence's prompt alone (in batches), its first id; then n_gen - 1
+ * steps of one token per sequence. */
+static int par_generate(struct run_state *s, const struct run_opts *o, const struct ids *prompt, struct par *p,
+			float *buf, struct run_error *e)
+{
+	double t0 = run_now_ms();
+
+	for (int64_t q = 0; q < p->n; q++) {
+		for (int64_t at = 0; at < p->plen[q]; at += o->n_batch) {
+			int64_t n = p->plen[q] - at < o->n_batch ? p->plen[q] - at : o->n_batch;
+
+			memset(p->ntok, 0, sizeof(int64_t) * (size_t)p->n);
+			p->ntok[q] = n;
+			memcpy(p->ids, prompt->v + at, (size_t)n * 4);
+			if (par_step(s, p, buf, e))
+				return e->status;
+		}
+		p->gen[q][0] = p->next[p->plen[q] - 1 - (p->plen[q] - 1) / o->n_batch * o->n_batch];
+	}
+	p->prefill_ms = run_now_ms() - t0;
+	t0 = run_now_ms();
+	for (int64_t i = 1; i < o->n_gen; i++) {
+		for (int64_t q = 0; q < p->n; q++)
+			p->ntok[q] = 1, p->ids[q] = p->gen[q][i - 1];
+		if (par_step(s, p, buf, e))
+			return e->status;
+		for (int64_t q = 0; q < p->n; q++)
+			p->gen[q][i] = p->next[q];
+	}
+	p->decode_ms = run_now_ms() - t0;
+	return 0;
+}
+
+static int par_output(const struct run_model *m, gllmk_context *ctx, const struct run_opts *o, const struct ids *prompt,
+		      const struct par *p, int64_t n_ctx, struct run_error *e)
+{
+	FILE *lf = o->logits ? fopen(o->logits, "wb") : NULL;
+	double decoded = (double)(p->n * (o->n_gen - 1));
+	bool first = true;
+
+	if (o->logits && !lf)
+		return run_fail(e, RUN_E_BAD_INPUT, "--logits '%s': %s", o->logits, strerror(errno));
+	for (int64_t q = 0; lf && q < p->n; q++)
+		if (fwrite(p->logits[q], sizeof(float) * (size_t)p->V, (size_t)p->rows[q], lf) != (size_t)p->rows[q]) {
+			fclose(lf);
+			return run_fail(e, RUN_E_BAD_INPUT, "--logits: write failed: %s", strerror(errno));
+		}
+	if (lf && fclose(lf))
+		return run_fail(e, RUN_E_BAD_INPUT, "--logits '%s': %s", o->logits, strerror(errno));
+	if (!o->json) {
+		for (int64_t q = 0; q < p->n; q++) {
+			printf("sequence %lld (prompt %lld):", (long long)q, (long long)p->plen[q]);
+			for (int64_t i = 0; i < o->n_gen; i++)
+				printf(" %d", p->gen[q][i]);
+			putchar('\n');
+		}
+		if (!o->quiet)
+			fprintf(stderr, "gllmk-run: %lld sequences on %s: prefill %.1f ms, %.0f tokens decoded in %.1f ms (%.2f t/s aggregate)\n",
+				(long long)p->n, gllmk_context_plugin(ctx), p->prefill_ms, decoded, p->decode_ms,
+				decoded > 0 ? decoded * 1e3 / fmax(p->decode_ms, 1e-6) : 0.0);
+		return 0;
+	}
+	fputc('{', stdout);
+	json_key(stdout, &first, "model"), json_str(stdout, o->model, strlen(o->model));
+	json_key(stdout, &first, "arch"), json_str(stdout, m->arch_name, strlen(m->arch_name));
+	json_key(stdout, &first, "plugin"), json_str(stdout, gllmk_context_plugin(ctx), strlen(gllmk_context_plugin(ctx)));
+	json_key(stdout, &first, "n_vocab"), printf("%lld", (long long)m->hp.n_vocab);
+	json_key(stdout, &first, "n_ctx"), printf("%lld", (long long)n_ctx);
+	json_key(stdout, &first, "parallel"), printf("%lld", (long long)p->n);
+	json_key(stdout, &first, "sequences"), fputc('[', stdout);
+	for (int64_t q = 0; q < p->n; q++) {
+		struct ids pr = { .v = prompt->v, .n = p->plen[q] }, g = { .v = p->gen[q], .n = o->n_gen };
+
+		fputs(q ? ", {\"prompt\": " : "{\"prompt\": ", stdout);
+		print_ids_json(stdout, &pr);
+		fputs(", \"generated\": ", stdout);
+		print_ids_json(stdout, &g);
+		fputc('}', stdout);
+	}
+	fputc(']', stdout);
+	json_key(stdout, &first, "prefill_ms"), printf("%.3f", p->prefill_ms);
+	json_key(stdout, &first, "decode_ms"), printf("%.3f", p->decode_ms);
+	json_key(stdout, &first, "decode_tokens_per_s"), printf("%.3f", decoded > 0 ? decoded * 1e3 / fmax(p->decode_ms, 1e-6) : 0.0);
+	fputs("}\n", stdout);
+	return 0;
+}
+
+static int run_parallel(const struct run_model *m, gllmk_context *ctx, const struct run_opts *o, struct run_error *e)
+{
+	struct ids prompt = { 0 };
+	struct par p = { 0 };
+	struct run_state *s = NULL;
+	float *buf = NULL;
+	int64_t n_ctx, batch = o->n_batch > o->parallel ? o->n_batch : o->parallel;
+	int r = load_prompt(o, m, &prompt, e);
+
+	if (r)
+		goto out;
+	n_ctx = o->n_ctx ? o->n_ctx : prompt.n + o->n_gen;
+	if (n_ctx < prompt.n + o->n_gen - 1 || (!o->n_ctx && n_ctx > m->hp.n_ctx_train)) {
+		r = run_fail(e, RUN_E_BAD_INPUT, "context %lld does not fit prompt (%lld) + -n (%lld), or exceeds the model's %lld (--ctx)",
+			     (long long)n_ctx, (long long)prompt.n, (long long)o->n_gen, (long long)m->hp.n_ctx_train);
+		goto out;
+	}
+	if ((r = par_init(&p, o->parallel, &prompt, o->n_gen, m->hp.n_vocab, batch, o->logits != NULL, e)))
+		goto out;
+	if (o->logits && !(buf = malloc(sizeof(float) * (size_t)(batch * m->hp.n_vocab)))) {
+		r = run_fail(e, RUN_E_GLLMK, "out of memory for the logits rows");
+		goto out;
+	}
+	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = n_ctx, .n_batch = batch, .kv_type = o->kv_type,
+							     .n_seq = o->parallel }, &s, e);
+	if (!r)
+		r = par_generate(s, o, &prompt, &p, buf, e);
+	if (!r)
+		r = par_output(m, ctx, o, &prompt, &p, n_ctx, e);
+out:
+	run_state_free(s);
+	par_free(&p);
+	free(buf);
+	free(prompt.v);
+	return r;
+}
+
 /* ------------------------------------------------------------ main */
 
 static int open_context(const struct run_opts *o, gllmk_context **ctx, struct run_error *e)
@@ -485,7 +679,9 @@ static int run(const struct run_opts *o, struct run_error *e)
 	if (!r && o->info)
 		info_print(&m, stdout);
 	else if (!r && !(r = open_context(o, &ctx, e)) && !(r = model_bind(&m, ctx, o->quiet, e)))
-		r = o->bench ? bench_run(&m, ctx, o, e) : run_generate(&m, ctx, o, e);
+		r = o->bench ? bench_run(&m, ctx, o, e)
+			     : o->parallel ? run_parallel(&m, ctx, o, e)
+					   : run_generate(&m, ctx, o, e);
 	model_release(&m);
 	gllmk_close(ctx);
 	gguf_close(f);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a tiny random GGUF model (llama, qwen2, qwen3 or qwen3moe) for gllmk-run.
+"""Writes a tiny random GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3) for gllmk-run.
 
 Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
 gguf). The weights are random but shaped like a real model's: matrices normal with
@@ -18,6 +18,20 @@ token's k-th and (k+1)-th experts are far apart in probability: a runtime whose
 activations differ from the reference's by a quantization step still picks the
 same experts (a near tie would make the two disagree by O(1) for that token).
 
+Gemma 2 (--arch gemma2): post-attention and post-FFN norms, the soft-caps and the
+sliding window in the metadata (--attn-softcap, --final-softcap, --swa; small values
+make them bite at a tiny model's scale), norm weights near 1 as llama.cpp's converter
+writes them (HF's 1 + w already added), embeddings of std 1/sqrt(dim), which the
+runtime scales by sqrt(dim). Gemma 3 (--arch gemma3): the same without the score
+soft-cap, with q/k norms; --swa 0 writes no window (all layers global), and the final
+soft-cap only when --final-softcap is given.
+
+Phi-3 (--arch phi3): attn_qkv [q + k + v, dim] and ffn_up [2·ffn, dim] (gate rows
+first) fused as llama.cpp's converter writes them; --longrope ORIG writes LongRoPE's
+rope_factors_long / rope_factors_short (random, long ones large), the original
+context length ORIG and the converter's rope.scaling.attn_factor,
+sqrt(1 + ln(ctx / ORIG) / ln(ORIG)) (1 when ctx <= ORIG).
+
 Usage: make_model.py --arch llama --dtype Q4_K --out m.gguf [--verbose]
 """
 import argparse
@@ -31,8 +45,9 @@ from gguf import quants
 
 DTYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
           "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
-ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe")
-QK_NORM = ("qwen3", "qwen3moe")
+ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3")
+GEMMA = ("gemma2", "gemma3")
+QK_NORM = ("qwen3", "qwen3moe", "gemma3")
 ROUTER_STD = 4.0  # times 1/sqrt(dim): see the module's doc
 
 # Byte offsets of a block's f16 scale `d` and of its min scale `dmin` (None: the
@@ -175,11 +190,24 @@ def add_metadata(w, a):
             w.add_rope_scaling_yarn_attn_factor(a.yarn_attn_factor)
         if a.yarn_beta_fast is not None:
             w.add_rope_scaling_yarn_beta_fast(a.yarn_beta_fast)
+    elif a.longrope:  # as convert_hf_to_gguf.py's Phi-3: no type, the original context and attn_factor
+        w.add_rope_scaling_orig_ctx_len(a.longrope)
+        scale = a.ctx / a.longrope
+        w.add_rope_scaling_attn_factors(float(np.sqrt(1 + np.log(scale) / np.log(a.longrope))) if scale > 1 else 1.0)
     elif a.rope_scale:
         w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         w.add_rope_scaling_factor(a.rope_scale)
     else:
         w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+    if a.arch == "gemma2":
+        w.add_sliding_window(a.swa)
+        w.add_attn_logit_softcapping(a.attn_softcap)
+        w.add_final_logit_softcapping(30.0 if a.final_softcap is None else a.final_softcap)
+    if a.arch == "gemma3":
+        if a.swa:
+            w.add_sliding_window(a.swa)
+        if a.final_softcap is not None:
+            w.add_final_logit_softcapping(a.final_softcap)
     pieces, scores, types = vocabulary(a.vocab)
     w.add_tokenizer_model("llama")
     w.add_token_list(pieces)
@@ -221,6 +249,10 @@ def add_tensors(w, a, rng):
         w.add_tensor(name, data, raw_dtype=raw)
 
     def ffn(p):
+        if a.arch == "phi3":
+            matrix(p + "ffn_up.weight", 2 * a.ffn, a.dim)
+            matrix(p + "ffn_down.weight", a.dim, a.ffn)
+            return
         if not a.experts:
             matrix(p + "ffn_gate.weight", a.ffn, a.dim)
             matrix(p + "ffn_up.weight", a.ffn, a.dim)
@@ -238,13 +270,18 @@ def add_tensors(w, a, rng):
 
     q_dim, kv_dim = a.heads * a.head_dim, a.kv_heads * a.head_dim
     # Embedding rows are the residual stream's start: O(1), like a layer's output.
-    matrix("token_embd.weight", a.vocab, a.dim, std=1.0, chooser=embd_choose)
+    # (Gemma's are scaled by sqrt(dim) on the way in: std 1/sqrt(dim) here.)
+    matrix("token_embd.weight", a.vocab, a.dim, std=1.0 / np.sqrt(a.dim) if a.arch in GEMMA else 1.0,
+           chooser=embd_choose)
     for i in range(a.layers):
         p = f"blk.{i}."
         vector(p + "attn_norm.weight", a.dim, 1.0, 0.1)
-        matrix(p + "attn_q.weight", q_dim, a.dim)
-        matrix(p + "attn_k.weight", kv_dim, a.dim)
-        matrix(p + "attn_v.weight", kv_dim, a.dim)
+        if a.arch == "phi3":
+            matrix(p + "attn_qkv.weight", q_dim + 2 * kv_dim, a.dim)
+        else:
+            matrix(p + "attn_q.weight", q_dim, a.dim)
+            matrix(p + "attn_k.weight", kv_dim, a.dim)
+            matrix(p + "attn_v.weight", kv_dim, a.dim)
         if a.arch == "qwen2":
             for n, rows in (("q", q_dim), ("k", kv_dim), ("v", kv_dim)):
                 vector(p + f"attn_{n}.bias", rows, 0.0, 0.2)
@@ -252,11 +289,18 @@ def add_tensors(w, a, rng):
             vector(p + "attn_q_norm.weight", a.head_dim, 1.0, 0.1)
             vector(p + "attn_k_norm.weight", a.head_dim, 1.0, 0.1)
         matrix(p + "attn_output.weight", a.dim, q_dim)
+        if a.arch in GEMMA:
+            vector(p + "post_attention_norm.weight", a.dim, 1.0, 0.1)
         vector(p + "ffn_norm.weight", a.dim, 1.0, 0.1)
         ffn(p)
+        if a.arch in GEMMA:
+            vector(p + "post_ffw_norm.weight", a.dim, 1.0, 0.1)
     vector("output_norm.weight", a.dim, 1.0, 0.1)
     if a.rope_freqs:
         w.add_tensor("rope_freqs.weight", rope_freqs(a, rng))
+    if a.longrope:  # long factors stretch the low frequencies, short ones barely move
+        w.add_tensor("rope_factors_long.weight", rng.uniform(1.0, 16.0, a.head_dim // 2).astype(np.float32))
+        w.add_tensor("rope_factors_short.weight", rng.uniform(0.5, 2.0, a.head_dim // 2).astype(np.float32))
     if not a.tied:
         matrix("output.weight", a.vocab, a.dim)
 
@@ -288,20 +332,26 @@ def parse_args(argv):
     p.add_argument("--yarn-attn-factor", type=float, help="YaRN: rope.scaling.yarn_attn_factor")
     p.add_argument("--yarn-beta-fast", type=float, help="YaRN: rope.scaling.yarn_beta_fast")
     p.add_argument("--tied", action="store_true", help="no output.weight")
+    p.add_argument("--longrope", type=int, default=0,
+                   help="phi3: LongRoPE factors with this original context length (0: none)")
     p.add_argument("--experts", type=int, help="experts per layer (llama: 0 = dense; qwen3moe: default 8)")
     p.add_argument("--experts-used", type=int, default=2, help="experts a token uses")
     p.add_argument("--expert-ffn", type=int, help="an expert's ffn width (default: ffn / 2 for qwen3moe, ffn for llama)")
+    p.add_argument("--swa", type=int, default=4096, help="gemma2/3: attention.sliding_window (gemma3: 0 = none)")
+    p.add_argument("--attn-softcap", type=float, default=50.0, help="gemma2: attn_logit_softcapping")
+    p.add_argument("--final-softcap", type=float,
+                   help="gemma2 (default 30) / gemma3 (default: no key): final_logit_softcapping")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True)
     p.add_argument("--verbose", action="store_true")
     a = p.parse_args(argv)
     a.embd_dtype = a.embd_dtype or a.dtype
     a.head_dim = a.head_dim or a.dim // a.heads
-    a.eps = a.eps if a.eps is not None else (1e-5 if a.arch == "llama" else 1e-6)
-    a.rope_base = a.rope_base or (1e4 if a.arch == "llama" else 1e6)
+    a.eps = a.eps if a.eps is not None else (1e-5 if a.arch in ("llama", "phi3") else 1e-6)
+    a.rope_base = a.rope_base or (1e4 if a.arch in ("llama", "gemma2", "phi3") else 1e6)  # gemma3: global layers
     if a.experts is None:
         a.experts = 8 if a.arch == "qwen3moe" else 0
-    if a.arch in ("qwen2", "qwen3") and a.experts or a.arch == "qwen3moe" and not a.experts:
+    if a.arch in ("qwen2", "qwen3", "phi3") + GEMMA and a.experts or a.arch == "qwen3moe" and not a.experts:
         p.error(f"{a.arch}: --experts must be {'0' if a.arch != 'qwen3moe' else '> 0'}")
     a.expert_ffn = a.expert_ffn or (a.ffn // 2 if a.arch == "qwen3moe" else a.ffn)
     if a.experts and not 1 <= a.experts_used <= a.experts:

@@ -35,13 +35,17 @@ struct arch_info {
 	int32_t rope_mode;
 	bool qkv_bias, qk_norm;
 	bool moe; /* always a mixture of experts (llama: when expert_count > 0) */
+	bool gemma;
 };
 
 static const struct arch_info ARCHES[] = {
-	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false, false },
-	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false, false },
-	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false },
-	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true },
+	{ "llama", ARCH_LLAMA, GLLMK_ROPE_NORMAL, false, false, false, false },
+	{ "qwen2", ARCH_QWEN2, GLLMK_ROPE_NEOX, true, false, false, false },
+	{ "qwen3", ARCH_QWEN3, GLLMK_ROPE_NEOX, false, true, false, false },
+	{ "qwen3moe", ARCH_QWEN3MOE, GLLMK_ROPE_NEOX, false, true, true, false },
+	{ "gemma2", ARCH_GEMMA2, GLLMK_ROPE_NEOX, false, false, false, true },
+	{ "gemma3", ARCH_GEMMA3, GLLMK_ROPE_NEOX, false, true, false, true },
+	{ "phi3", ARCH_PHI3, GLLMK_ROPE_NEOX, false, false, false, false },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -110,7 +114,31 @@ static int read_yarn(struct run_model *m, float factor, struct run_error *e)
 }
 
 /* Linear scaling is a frequency scale; YaRN goes through gllmk_rope_ext. */
+static int read_rope_scaling_type(struct run_model *m, struct run_error *e);
+
+/* Then rope.scaling.attn_factor (Phi-3 LongRoPE writes it; default 1)
+ * multiplies rope's magnitude, as llama.cpp's context does for every
+ * architecture; Phi-3's LongRoPE factors switch at
+ * rope.scaling.original_context_length (default context_length). */
 static int read_rope_scaling(struct run_model *m, struct run_error *e)
+{
+	float attn = 1.0f;
+	int64_t orig;
+
+	if (read_rope_scaling_type(m, e) || hp_float(m, "rope.scaling.attn_factor", 1.0f, &attn, e))
+		return e->status;
+	if (!(attn > 0.0f) || !isfinite(attn))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: rope.scaling.attn_factor %g must be positive and finite", attn);
+	m->hp.attn_factor *= attn;
+	if (m->arch != ARCH_PHI3)
+		return 0;
+	if (hp_int(m, "rope.scaling.original_context_length", m->hp.n_ctx_train, &orig, e))
+		return e->status;
+	m->hp.n_ctx_orig = (int32_t)orig;
+	return 0;
+}
+
+static int read_rope_scaling_type(struct run_model *m, struct run_error *e)
 {
 	char key[128];
 	struct gguf_str type;
@@ -157,11 +185,13 @@ static int read_arch(struct run_model *m, struct run_error *e)
 			m->has_bias = ARCHES[i].qkv_bias;
 			m->has_qk_norm = ARCHES[i].qk_norm;
 			m->moe = ARCHES[i].moe;
+			m->gemma = ARCHES[i].gemma;
+			m->fused = ARCHES[i].arch == ARCH_PHI3;
 			return 0;
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
 }
 
@@ -192,6 +222,64 @@ static int read_experts(struct run_model *m, struct run_error *e)
 	return 0;
 }
 
+/* Gemma 3 as llama.cpp reads it: no score soft-cap; a window only when
+ * attention.sliding_window is present and > 0, then 5 local layers of 6
+ * (il % 6 < 5), whose rope is base 10000 unscaled (the global layers keep
+ * rope.freq_base and the file's scaling); final_logit_softcapping optional
+ * (absent or 0: off); the 27B (62 layers) scales scores by
+ * 1/sqrt(embedding / heads). */
+static int read_gemma3(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+	char key[128];
+	uint32_t w = 0;
+	int r = gguf_get_u32(m->gguf, akey(key, sizeof(key), m, "attention.sliding_window"), &w, e->msg,
+			     sizeof(e->msg));
+
+	if (r < 0 || hp_float(m, "final_logit_softcapping", 0.0f, &hp->final_softcap, e))
+		return e->status = RUN_E_BAD_INPUT;
+	if (w > (1u << 30))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: '%s' = %u is outside 0..2^30", key, w);
+	if (!(hp->final_softcap >= 0.0f) || !isfinite(hp->final_softcap))
+		return run_fail(e, RUN_E_BAD_INPUT, "metadata: final_logit_softcapping %g must be 0 (off) or positive and finite",
+				hp->final_softcap);
+	hp->n_swa = w;
+	hp->swa_pattern = 6;
+	hp->rope_base_swa = 10000.0f;
+	hp->freq_scale_swa = 1.0f;
+	if (hp->n_layer == 62)
+		hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+	return 0;
+}
+
+/* Gemma 2 as llama.cpp reads it: the window (default 4096) on every other
+ * layer starting with layer 0, the soft-caps (defaults 50 and 30), and the
+ * score scale 1/sqrt(key_length), but 1/sqrt(embedding / heads) for the 27B
+ * (the one with 46 layers), as gemma_pytorch's config has it. */
+static int read_gemma(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+
+	hp->attn_scale = 1.0f / sqrtf((float)hp->head_dim);
+	if (m->arch == ARCH_GEMMA3)
+		return read_gemma3(m, e);
+	if (m->arch != ARCH_GEMMA2)
+		return 0;
+	hp->swa_pattern = 2;
+	if (hp_int(m, "attention.sliding_window", 4096, &hp->n_swa, e) ||
+	    hp_float(m, "attn_logit_softcapping", 50.0f, &hp->attn_softcap, e) ||
+	    hp_float(m, "final_logit_softcapping", 30.0f, &hp->final_softcap, e))
+		return e->status;
+	if (!(hp->attn_softcap > 0.0f) || !isfinite(hp->attn_softcap) || !(hp->final_softcap > 0.0f) ||
+	    !isfinite(hp->final_softcap))
+		return run_fail(e, RUN_E_BAD_INPUT,
+				"metadata: attn_logit_softcapping %g and final_logit_softcapping %g must be positive and finite",
+				hp->attn_softcap, hp->final_softcap);
+	if (hp->n_layer == 46)
+		hp->attn_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+	return 0;
+}
+
 static int read_hparams(struct run_model *m, struct run_error *e)
 {
 	struct run_hparams *hp = &m->hp;
@@ -210,7 +298,7 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
 	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
 		return e->status;
-	if (read_experts(m, e))
+	if (read_experts(m, e) || read_gemma(m, e))
 		return e->status;
 	if (hp->n_head % hp->n_head_kv)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",
@@ -332,19 +420,45 @@ static int bind_ffn(struct run_model *m, int64_t il, struct run_error *e)
 	       : 0;
 }
 
+/* Phi-3: one q/k/v matrix and one gate/up matrix (llama.cpp's converter
+ * always writes them fused). */
+static int bind_fused_layer(struct run_model *m, int64_t il, struct run_error *e)
+{
+	const struct run_hparams *hp = &m->hp;
+	struct run_layer *l = &m->layers[il];
+	int64_t qkv = hp->n_head * hp->head_dim + hp->n_head_kv * (hp->head_dim + hp->head_dim_v);
+	char n[6][64];
+	const char *parts[6] = { "attn_norm.weight", "attn_qkv.weight", "attn_output.weight",
+				 "ffn_norm.weight",  "ffn_up.weight",   "ffn_down.weight" };
+
+	for (int i = 0; i < 6; i++)
+		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	return bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->wqkv, n[1], qkv, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->wo, n[2], hp->n_embd, hp->n_head * hp->head_dim_v, false, e) ||
+		       bind_tensor(m, &l->ffn_norm, n[3], 0, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->w_gate_up, n[4], 2 * hp->n_ff, hp->n_embd, false, e) ||
+		       bind_tensor(m, &l->w_down, n[5], hp->n_embd, hp->n_ff, false, e)
+	       ? e->status
+	       : 0;
+}
+
 static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 {
 	const struct run_hparams *hp = &m->hp;
 	struct run_layer *l = &m->layers[il];
 	int64_t q = hp->n_head * hp->head_dim, kv = hp->n_head_kv * hp->head_dim;
 	int64_t vv = hp->n_head_kv * hp->head_dim_v, o = hp->n_head * hp->head_dim_v;
-	char n[11][64];
-	const char *parts[11] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+	char n[13][64];
+	const char *parts[13] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
 				  "attn_output.weight", "ffn_norm.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
-				  "attn_q_norm.weight", "attn_k_norm.weight" };
+				  "attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight",
+				  "post_ffw_norm.weight" };
 
-	for (int i = 0; i < 11; i++)
+	for (int i = 0; i < 13; i++)
 		snprintf(n[i], sizeof(n[i]), "blk.%lld.%s", (long long)il, parts[i]);
+	if (m->fused)
+		return bind_fused_layer(m, il, e);
 	if (bind_tensor(m, &l->attn_norm, n[0], 0, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wq, n[1], q, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wk, n[2], kv, hp->n_embd, false, e) ||
@@ -357,6 +471,9 @@ static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 		return e->status;
 	if (m->has_qk_norm && (bind_tensor(m, &l->q_norm, n[9], 0, hp->head_dim, false, e) ||
 			       bind_tensor(m, &l->k_norm, n[10], 0, hp->head_dim, false, e)))
+		return e->status;
+	if (m->gemma && (bind_tensor(m, &l->post_attn_norm, n[11], 0, hp->n_embd, false, e) ||
+			 bind_tensor(m, &l->post_ffn_norm, n[12], 0, hp->n_embd, false, e)))
 		return e->status;
 	return 0;
 }
@@ -372,6 +489,12 @@ static int bind_output(struct run_model *m, struct run_error *e)
 	    bind_tensor(m, &m->rope_freqs, "rope_freqs.weight", 0, hp->n_rot / 2, true, e))
 		return e->status;
 	m->has_rope_freqs = gguf_find_tensor(m->gguf, "rope_freqs.weight") != NULL;
+	if (m->arch == ARCH_PHI3 &&
+	    (bind_tensor(m, &m->rope_long, "rope_factors_long.weight", 0, hp->n_rot / 2, true, e) ||
+	     bind_tensor(m, &m->rope_short, "rope_factors_short.weight", 0, hp->n_rot / 2, true, e)))
+		return e->status;
+	m->has_rope_long = m->arch == ARCH_PHI3 && gguf_find_tensor(m->gguf, "rope_factors_long.weight");
+	m->has_rope_short = m->arch == ARCH_PHI3 && gguf_find_tensor(m->gguf, "rope_factors_short.weight");
 	if (gguf_find_tensor(m->gguf, "output.weight"))
 		return 0;
 	emb = gguf_find_tensor(m->gguf, "token_embd.weight");

@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3 };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -35,6 +35,13 @@ struct run_hparams {
 	/* Mixture of experts (n_expert > 0): each token's FFN is the weighted sum
 	 * of n_expert_used of n_expert SwiGLU experts of width n_ff_exp. */
 	int64_t n_expert, n_expert_used, n_ff_exp;
+	/* Gemma 2/3: the scores' scale on q·k (llama.cpp's f_attention_scale), the
+	 * soft-caps of the scores and the final logits (0: off), the sliding
+	 * window of the local layers (il % swa_pattern < swa_pattern - 1; n_swa 0:
+	 * none), and the local layers' rope (Gemma 3: base 10000, no scaling) */
+	float attn_scale, attn_softcap, final_softcap;
+	int64_t n_swa, swa_pattern;
+	float rope_base_swa, freq_scale_swa;
 };
 
 struct run_layer {
@@ -42,6 +49,10 @@ struct run_layer {
 	gllmk_tensor bq, bk, bv;         /* qwen2 */
 	gllmk_tensor q_norm, k_norm;     /* qwen3 */
 	gllmk_tensor ffn_norm, w_gate, w_up, w_down;
+	gllmk_tensor post_attn_norm, post_ffn_norm; /* gemma2/3: on each block's output */
+	/* phi3: q, k, v stacked [q + k + v rows, n_embd]; gate and up stacked
+	 * [2·n_ff, n_embd] (gate rows first), in place of wq/wk/wv, w_gate/w_up */
+	gllmk_tensor wqkv, w_gate_up;
 	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
 	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
 	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
@@ -64,9 +75,15 @@ struct run_model {
 	gllmk_tensor tok_embd, output_norm, output;
 	gllmk_tensor rope_freqs; /* Llama 3.1+ frequency factors [n_rot/2]; valid when has_rope_freqs */
 	bool has_rope_freqs;
+	/* Phi-3 LongRoPE factors [n_rot/2] (each optional): long when the context
+	 * exceeds hp.n_ctx_orig, else short */
+	gllmk_tensor rope_long, rope_short;
+	bool has_rope_long, has_rope_short;
 	struct run_layer *layers;
 	bool has_bias, has_qk_norm;
 	bool moe; /* hp.n_expert > 0 */
+	bool gemma; /* embedding scale, post-norms, GEGLU, soft-caps, sliding-window layers */
+	bool fused; /* phi3: wqkv and w_gate_up */
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
 	gllmk_buffer **bufs;
 	size_t n_bufs;
@@ -77,6 +94,12 @@ struct run_model {
 	bool wrapped; /* the weights are the file's mapping, not a copy */
 	bool tied;    /* no output.weight: the output matrix is token_embd */
 };
+
+/* Gemma's local (sliding-window) layers. */
+static inline bool run_layer_is_local(const struct run_hparams *hp, int64_t il)
+{
+	return hp->n_swa > 0 && il % hp->swa_pattern < hp->swa_pattern - 1;
+}
 
 /* A one-line error and its exit status. */
 struct run_error {
@@ -100,7 +123,14 @@ struct run_state_opts {
 	int64_t n_batch; /* most tokens per forward call */
 	gllmk_dtype kv_type; /* the K/V cache: f16, q8_0 or q4_0 */
 	bool all_logits; /* keep the logits of every position of a batch */
+	/* > 0: n_seq sequences of up to n_ctx tokens each in one paged cache
+	 * (gllmk_kv_store, gllmk_attention_varlen; run_forward_seqs); every
+	 * position's logits are kept */
+	int64_t n_seq;
 };
+
+/* The paged cache's tokens per block. */
+#define RUN_PAGE_TOKENS 16
 
 int run_state_new(const struct run_model *m, gllmk_context *ctx, const struct run_state_opts *o,
 		  struct run_state **out, struct run_error *e);
@@ -111,6 +141,12 @@ void run_state_free(struct run_state *s);
  * last sample wrote on the device. The logits of the last position (every
  * position with all_logits) are left on the device. */
 int run_forward(struct run_state *s, const int32_t *ids, int64_t n, int64_t pos, struct run_error *e);
+/* n_seq > 0: evaluates n_tok[q] tokens of every sequence q (0 allowed) at
+ * its positions pos[q].., packed in sequence order (ids: sum n_tok); every
+ * row's argmax is computed on the device and read back into next (sum n_tok
+ * ids), the logits of every row left on the device. */
+int run_forward_seqs(struct run_state *s, const int32_t *ids, const int64_t *n_tok, const int64_t *pos, int32_t *next,
+		     struct run_error *e);
 /* Samples the next id from the last position's logits on the device (argmax
  * when p->temperature <= 0) and reads only that id back. */
 int run_sample(struct run_state *s, const gllmk_sample_params *p, float uniform, int32_t *id, struct run_error *e);

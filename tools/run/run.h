@@ -18,6 +18,7 @@ struct run_opts {
 	uint64_t seed;
 	int threads;
 	int reps, pp, tg; /* --bench */
+	int64_t parallel; /* --parallel N: N sequences through the paged cache (0: off) */
 	bool bench, info, json, quiet;
 };
 
