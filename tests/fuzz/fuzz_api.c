@@ -21,7 +21,7 @@
 
 #define N_BUFS 3                  /* per context, plus a wrapped one */
 #define MAX_BUF ((size_t)16384)   /* keeps every valid call small */
-#define N_TENSORS 8
+#define N_TENSORS 9
 
 struct fuzz_params {
 	gllmk_gemm_params gemm;
@@ -78,17 +78,17 @@ struct call {
 	X(softcap, 2, gllmk_softcap(a->c, T(0), T(1), P->f0))                                 \
 	X(glu, 3, gllmk_glu(a->c, T(0), T(1), T(2), &P->glu))                                 \
 	X(top_k, 3, gllmk_top_k(a->c, T(0), T(1), T(2)))                                      \
-	X(moe_route, 4, gllmk_moe_route(a->c, T(0), T(1), T(2), T(3), &P->moe_route))
-
-/* The ABI 1.1 operators still landing, ready for FUZZ_OPS as each merges:
- *	X(rope_ext, 4, gllmk_rope_ext(a->c, T(0), T(1), T(2), T(3), &P->rope_ext))
- *	X(attention_ext, 7, gllmk_attention_ext(a->c, T(0), T(1), T(2), T(3), T(4), T(5), T(6), &P->attention_ext))
- *	X(attention_varlen, 8, gllmk_attention_varlen(a->c, T(0), T(1), T(2), T(3), T(4), T(5), T(6), T(7), NULL,
- *						     &P->attention_ext))  (sinks: N_TENSORS would grow to 9)
- *	X(kv_store, 3, gllmk_kv_store(a->c, T(0), T(1), T(2)))
- *	X(matmul_id, 6, gllmk_matmul_id(a->c, T(0), T(1), T(2), T(3), T(4), T(5)))
- *	X(matmul_batched, 3, gllmk_matmul_batched(a->c, T(0), T(1), T(2)))
- * (a new op takes the next op byte, so the seeds' op bytes stay valid.) */
+	X(moe_route, 4, gllmk_moe_route(a->c, T(0), T(1), T(2), T(3), &P->moe_route))          \
+	X(rope_ext, 4, gllmk_rope_ext(a->c, T(0), T(1), T(2), T(3), &P->rope_ext))             \
+	X(attention_ext, 7,                                                                   \
+	  gllmk_attention_ext(a->c, T(0), T(1), T(2), T(3), T(4), T(5), T(6), &P->attention_ext)) \
+	X(attention_varlen, 9,                                                                \
+	  gllmk_attention_varlen(a->c, T(0), T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8),  \
+				 &P->attention_ext))                                          \
+	X(kv_store, 3, gllmk_kv_store(a->c, T(0), T(1), T(2)))                                \
+	X(matmul_id, 6, gllmk_matmul_id(a->c, T(0), T(1), T(2), T(3), T(4), T(5)))            \
+	X(matmul_batched, 3, gllmk_matmul_batched(a->c, T(0), T(1), T(2)))
+/* (a new op takes the next op byte, so the seeds' op bytes stay valid.) */
 
 #define DEFINE_CALL(name, n, expr)                                  \
 	static gllmk_status call_##name(const struct call *a)       \
