@@ -138,7 +138,7 @@ static const struct fn_desc fn_descs[F_COUNT] = {
 	[F_BUFFER_WRITE] = { "gllmk_buffer_write", 0, { POINTER("buf"), POINTER("src") } },
 	[F_BUFFER_READ] = { "gllmk_buffer_read", 0, { POINTER("buf"), POINTER("dst") } },
 	[F_BUFFER_COPY] = { "gllmk_buffer_copy", 0, { POINTER("dst"), POINTER("src") } },
-	[F_SYNC] = { "gllmk_sync", 0, { { NULL, 0 } } },
+	[F_SYNC] = { "gllmk_sync", 0, { { .name = NULL } } },
 	[F_OPEN] = { "gllmk_open", 0, { POINTER("ctx") } },
 	[F_SURVEY] = { "gllmk_survey", 0, { POINTER("out") } },
 	[F_ROW_BYTES] = { "gllmk_dtype_row_bytes", 0, { POINTER("bytes") } },
