@@ -170,10 +170,10 @@ CASES = [
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),
     # --kv-type: the cache in ggml's q8_0 / q4_0 (gllmk_kv_store, gllmk_attention_ext);
-    # the reference rounds K/V the same way. CPU plugins: attention_ext has no GPU
-    # kernels yet (move these to "core" when it has)
-    llama("F32", "full", name="llama-kv-q8_0", kv="q8_0"),
-    llama("F32", "full", name="llama-kv-q4_0-prompt40-batch16", prompt=40, n=5, batch=16, kv="q4_0"),
+    # the reference rounds K/V the same way. GPU plugins too (their attention decodes
+    # the blocks in the kernel)
+    llama("F32", "gpu", name="llama-kv-q8_0", kv="q8_0"),
+    llama("F32", "gpu", name="llama-kv-q4_0-prompt40-batch16", prompt=40, n=5, batch=16, kv="q4_0"),
     Case("qwen2-F32-kv-q4_0", "full", ("--arch", "qwen2"), kv="q4_0"),
     llama("Q4_0", "full", "--embd-dtype", "F16", name="llama-Q4_0-embdF16"),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
