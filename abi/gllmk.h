@@ -57,28 +57,19 @@ GLLMK_API const char *gllmk_last_error(void);
 /* ------------------------------------------------------------------- dtypes */
 
 /* Values equal ggml's / GGUF's type ids, so a GGUF tensor type maps 1:1.
- * Block layouts are ggml's, bit for bit: SPEC/QUANT.md. */
+ * Every dtype's facts (id, name, block, alignment, the ABI minor that added
+ * it) are one line of gllmk_dtypes.def, installed beside this header; block
+ * layouts are ggml's, bit for bit: SPEC/QUANT.md. The dtypes of ABI 1.1
+ * (the i-quants below 4 bits, the ternary tq1_0 / tq2_0 and mxfp4) reach
+ * only plugins of minor 1 or later; an older plugin answers
+ * GLLMK_E_UNSUPPORTED naming the dtype. */
 typedef enum gllmk_dtype {
-	GLLMK_F32 = 0,
-	GLLMK_F16 = 1,
-	GLLMK_Q4_0 = 2,
-	GLLMK_Q4_1 = 3,
-	GLLMK_Q5_0 = 6,
-	GLLMK_Q5_1 = 7,
-	GLLMK_Q8_0 = 8,
-	GLLMK_Q2_K = 10,
-	GLLMK_Q3_K = 11,
-	GLLMK_Q4_K = 12,
-	GLLMK_Q5_K = 13,
-	GLLMK_Q6_K = 14,
-	GLLMK_Q8_K = 15,
-	GLLMK_IQ4_NL = 20,
-	GLLMK_IQ4_XS = 23,
-	GLLMK_I32 = 26,
-	GLLMK_BF16 = 30,
+#define GLLMK_DTYPE(e, id, ...) e = id,
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 } gllmk_dtype;
 
-#define GLLMK_DTYPE_LIMIT 31 /* every dtype value is below this */
+#define GLLMK_DTYPE_LIMIT 40 /* every dtype value is below this (31 in ABI 1.0) */
 
 /* "f32", "q4_K", ... ; NULL for a value that is not a gllmk dtype. */
 GLLMK_API const char *gllmk_dtype_name(gllmk_dtype t);

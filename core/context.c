@@ -136,6 +136,7 @@ static gllmk_status adopt(const char *fn, gllmk_context *ctx, const struct core_
 		return st;
 	}
 	fill_dispatch(ctx);
+	ctx->dtypes_ok = core_dtype_mask(ctx->plugin->abi_minor);
 	ctx->magic = CORE_CONTEXT_MAGIC;
 	return GLLMK_OK;
 }

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,16 +43,19 @@ struct core_dtype {
 	int64_t block_elems;   /* 1, 32 or 256 */
 	int64_t block_bytes;
 	uint32_t block_shift;  /* log2(block_elems) */
-	uint32_t align;        /* of offsets and outer strides: 2 or 4 */
+	uint32_t align;        /* of offsets and outer strides: 1, 2 or 4 */
 	uint32_t elem_stride;  /* the innermost stride other than 0: the element size; 0 for blocks */
+	uint32_t since_minor;  /* the ABI minor that added it */
+	bool weight, kv;       /* abi/gllmk_dtypes.def's WEIGHT and KV columns */
 };
 
 #define CORE_DTYPE_ENTRY(...) CORE_DTYPE_ENTRY_(__VA_ARGS__)
-#define CORE_DTYPE_ENTRY_(str, shift, bytes, al)                                                    \
-	{ .name = str, .block_elems = 1 << (shift), .block_bytes = bytes, .block_shift = shift, .align = al, \
-	  .elem_stride = (shift) ? 0 : (bytes) }
+#define CORE_DTYPE_ENTRY_(str, elems, bytes, al, minor, w, k)                                           \
+	{ .name = str, .block_elems = elems, .block_bytes = bytes,                                      \
+	  .block_shift = (elems) == 256 ? 8 : (elems) == 32 ? 5 : 0, .align = al,                       \
+	  .elem_stride = (elems) == 1 ? (bytes) : 0, .since_minor = minor, .weight = w, .kv = k }
 /* f32's entry, also folded into the op path's checks (validate.h) */
-#define CORE_DTYPE_F32_LAYOUT "f32", 0, 4, 4
+#define CORE_DTYPE_F32_LAYOUT "f32", 1, 4, 4, 0, 1, 1
 
 extern const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT];
 
@@ -62,6 +66,10 @@ static inline const struct core_dtype *core_dtype(int32_t t)
 		return NULL;
 	return &core_dtypes[t];
 }
+
+/* The dtypes a plugin of ABI minor `minor` may be handed: the others are
+ * answered GLLMK_E_UNSUPPORTED before they reach it. */
+uint64_t core_dtype_mask(uint32_t minor);
 
 /* ---------------------------------------------------------- dispatch */
 
@@ -159,6 +167,7 @@ struct gllmk_context {
 	void *layer_state;
 	struct core_buffer *buffers;     /* still allocated, freed by close */
 	struct core_report *report;
+	uint64_t dtypes_ok;              /* dtypes the plugin's minor knows (core_dtype_mask) */
 };
 
 /* Frees one buffer of ctx (plugin handle, record); close uses it too. */

@@ -3,29 +3,23 @@
  */
 #include "core.h"
 
-/* Alignment: 4 where a block starts with a 4-byte field (f32, i32, q8_K's
- * float d), 2 for everything built on f16 scales. */
-#define DTYPE(id, ...) [id] = CORE_DTYPE_ENTRY(__VA_ARGS__)
-
+/* One entry per line of abi/gllmk_dtypes.def. */
 const struct core_dtype core_dtypes[GLLMK_DTYPE_LIMIT] = {
-	DTYPE(GLLMK_F32, CORE_DTYPE_F32_LAYOUT),
-	DTYPE(GLLMK_F16, "f16", 0, 2, 2),
-	DTYPE(GLLMK_BF16, "bf16", 0, 2, 2),
-	DTYPE(GLLMK_I32, "i32", 0, 4, 4),
-	DTYPE(GLLMK_Q4_0, "q4_0", 5, 18, 2),
-	DTYPE(GLLMK_Q4_1, "q4_1", 5, 20, 2),
-	DTYPE(GLLMK_Q5_0, "q5_0", 5, 22, 2),
-	DTYPE(GLLMK_Q5_1, "q5_1", 5, 24, 2),
-	DTYPE(GLLMK_Q8_0, "q8_0", 5, 34, 2),
-	DTYPE(GLLMK_IQ4_NL, "iq4_nl", 5, 18, 2),
-	DTYPE(GLLMK_Q2_K, "q2_K", 8, 84, 2),
-	DTYPE(GLLMK_Q3_K, "q3_K", 8, 110, 2),
-	DTYPE(GLLMK_Q4_K, "q4_K", 8, 144, 2),
-	DTYPE(GLLMK_Q5_K, "q5_K", 8, 176, 2),
-	DTYPE(GLLMK_Q6_K, "q6_K", 8, 210, 2),
-	DTYPE(GLLMK_IQ4_XS, "iq4_xs", 8, 136, 2),
-	DTYPE(GLLMK_Q8_K, "q8_K", 8, 292, 4),
+#define GLLMK_DTYPE(e, id, name, elems, bytes, al, minor, weight, kv) \
+	[e] = CORE_DTYPE_ENTRY(#name, elems, bytes, al, minor, weight, kv),
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 };
+
+uint64_t core_dtype_mask(uint32_t minor)
+{
+	uint64_t m = 0;
+
+	for (int t = 0; t < GLLMK_DTYPE_LIMIT; t++)
+		if (core_dtypes[t].name && core_dtypes[t].since_minor <= minor)
+			m |= UINT64_C(1) << t;
+	return m;
+}
 
 GLLMK_API const char *gllmk_dtype_name(gllmk_dtype t)
 {

@@ -70,7 +70,7 @@ static inline gllmk_status core_copy_params(const char *fn, void *dst, size_t ds
 /* The rule of every one-input, one-output op: dtypes, same shape, in place
  * allowed. */
 struct unary_rule {
-	uint32_t y_mask, x_mask;
+	uint64_t y_mask, x_mask;
 	const char *y_want, *x_want;
 };
 

@@ -26,7 +26,7 @@ gllmk_status core_check_ptr(const char *fn, const char *name, const void *p)
 /* Buffer, context, dtype, rank and dims: everything about the view's
  * identity before its geometry is looked at. */
 static gllmk_status view_identity(const gllmk_context *ctx, const char *fn, const char *name,
-				  const gllmk_tensor *t, uint32_t dtypes, const char *want, struct core_view *v)
+				  const gllmk_tensor *t, uint64_t dtypes, const char *want, struct core_view *v)
 {
 	const gllmk_buffer *buf = t->buf;
 
@@ -43,6 +43,9 @@ static gllmk_status view_identity(const gllmk_context *ctx, const char *fn, cons
 	if (unlikely(!(dtypes & CORE_DT(t->dtype))))
 		return core_error(GLLMK_E_DTYPE, "%s: %s.dtype = %s but %s must be %s", fn, name, v->dt->name, name,
 				  want);
+	if (unlikely(!(ctx->dtypes_ok & CORE_DT(t->dtype))))
+		return core_error(GLLMK_E_UNSUPPORTED, "%s: %s.dtype = %s is a dtype of ABI 1.%u; plugin '%s' implements 1.%u",
+				  fn, name, v->dt->name, v->dt->since_minor, ctx->plugin->name, ctx->plugin->abi_minor);
 	if (unlikely(t->ndim < 1 || t->ndim > GLLMK_MAX_DIMS))
 		return core_error(GLLMK_E_SHAPE, "%s: %s.ndim = %d (must be 1..%d)", fn, name, (int)t->ndim,
 				  GLLMK_MAX_DIMS);
@@ -132,7 +135,7 @@ static gllmk_status view_distinct(const char *fn, const char *name, const gllmk_
 }
 
 gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
-			    enum core_role role, uint32_t dtypes, const char *want, struct core_view *v)
+			    enum core_role role, uint64_t dtypes, const char *want, struct core_view *v)
 {
 	gllmk_status st;
 

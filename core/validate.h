@@ -40,7 +40,7 @@ static inline gllmk_status core_check_ctx(const char *fn, const gllmk_context *c
 gllmk_status core_check_ptr(const char *fn, const char *name, const void *p);
 
 /* Bit of dtype t in the dtype masks of core_view. */
-#define CORE_DT(t) (1u << (t))
+#define CORE_DT(t) (UINT64_C(1) << (t))
 #define CORE_DT_F32 CORE_DT(GLLMK_F32)
 #define CORE_DT_I32 CORE_DT(GLLMK_I32)
 #define CORE_DT_FLOAT (CORE_DT(GLLMK_F32) | CORE_DT(GLLMK_F16) | CORE_DT(GLLMK_BF16))
@@ -55,7 +55,7 @@ gllmk_status core_check_ptr(const char *fn, const char *name, const void *p);
  * first that fails; core_view (below) runs it only when the fast check
  * cannot vouch for the view. */
 gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
-			    enum core_role role, uint32_t dtypes, const char *want, struct core_view *v);
+			    enum core_role role, uint64_t dtypes, const char *want, struct core_view *v);
 
 /* Every op validates every view on every call, so the common case must be
  * a short run of compares, not the rules walked in order with a message
@@ -74,7 +74,7 @@ gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char
 static const struct core_dtype core_dtype_f32_fast = CORE_DTYPE_ENTRY(CORE_DTYPE_F32_LAYOUT);
 
 static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t, enum core_role role,
-				 uint32_t dtypes, struct core_view *v)
+				 uint64_t dtypes, struct core_view *v)
 {
 	const gllmk_buffer *buf;
 	const struct core_dtype *dt;
@@ -86,7 +86,7 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 		return 0;
 	dtype = (uint32_t)t->dtype;
 	inner = (uint32_t)t->ndim - 1;
-	if (unlikely(dtype >= GLLMK_DTYPE_LIMIT || !(dtypes >> dtype & 1) || inner >= GLLMK_MAX_DIMS))
+	if (unlikely(dtype >= GLLMK_DTYPE_LIMIT || !((dtypes & ctx->dtypes_ok) >> dtype & 1) || inner >= GLLMK_MAX_DIMS))
 		return 0;
 	dt = &core_dtypes[dtype];
 	/* f32-only arguments (most of them): the rules below fold to constants */
@@ -131,7 +131,7 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 }
 
 static inline gllmk_status core_view(const gllmk_context *ctx, const char *fn, const char *name,
-				     const gllmk_tensor *t, enum core_role role, uint32_t dtypes, const char *want,
+				     const gllmk_tensor *t, enum core_role role, uint64_t dtypes, const char *want,
 				     struct core_view *v)
 {
 	v->name = name;
@@ -142,7 +142,7 @@ static inline gllmk_status core_view(const gllmk_context *ctx, const char *fn, c
 
 /* The same, but a NULL t is an absent optional argument (v->t = NULL). */
 static inline gllmk_status core_view_opt(const gllmk_context *ctx, const char *fn, const char *name,
-					 const gllmk_tensor *t, enum core_role role, uint32_t dtypes,
+					 const gllmk_tensor *t, enum core_role role, uint64_t dtypes,
 					 const char *want, struct core_view *v)
 {
 	if (!t) {

@@ -372,20 +372,15 @@ static void vk_mark(struct vk_buf *const *bufs, uint32_t n, uint32_t writes, uin
 /* One past the tensor's last byte (the core has checked it fits). */
 static uint64_t vk_tensor_end(const gllmk_tensor *t)
 {
-	static const uint8_t block_elems[GLLMK_DTYPE_LIMIT] = {
-		[GLLMK_F32] = 1, [GLLMK_F16] = 1, [GLLMK_BF16] = 1, [GLLMK_I32] = 1,
-		[GLLMK_Q4_0] = 32, [GLLMK_Q4_1] = 32, [GLLMK_Q5_0] = 32, [GLLMK_Q5_1] = 32,
-		[GLLMK_Q8_0] = 32, [GLLMK_IQ4_NL] = 32,
+	static const struct {
+		uint16_t elems, bytes;
+	} block[GLLMK_DTYPE_LIMIT] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, ...) [e] = { elems, bytes },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 	};
-	static const uint16_t block_bytes[GLLMK_DTYPE_LIMIT] = {
-		[GLLMK_F32] = 4, [GLLMK_F16] = 2, [GLLMK_BF16] = 2, [GLLMK_I32] = 4,
-		[GLLMK_Q4_0] = 18, [GLLMK_Q4_1] = 20, [GLLMK_Q5_0] = 22, [GLLMK_Q5_1] = 24,
-		[GLLMK_Q8_0] = 34, [GLLMK_IQ4_NL] = 18, [GLLMK_Q2_K] = 84, [GLLMK_Q3_K] = 110,
-		[GLLMK_Q4_K] = 144, [GLLMK_Q5_K] = 176, [GLLMK_Q6_K] = 210, [GLLMK_Q8_K] = 292,
-		[GLLMK_IQ4_XS] = 136,
-	};
-	uint64_t qk = block_elems[t->dtype] ? block_elems[t->dtype] : 256;
-	uint64_t end = t->offset + (uint64_t)t->shape[t->ndim - 1] / qk * block_bytes[t->dtype];
+	uint64_t qk = block[t->dtype].elems;
+	uint64_t end = t->offset + (uint64_t)t->shape[t->ndim - 1] / qk * block[t->dtype].bytes;
 
 	for (int d = 0; d < t->ndim - 1; d++)
 		end += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->stride[d];
