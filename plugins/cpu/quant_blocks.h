@@ -17,6 +17,7 @@
 #define QK8_0 32
 #define QK4_NL 32
 #define QK_K 256
+#define QK_MXFP4 32
 #define K_SCALE_SIZE 12         /* 6-bit scales and mins of q4_K, q5_K */
 
 struct block_q4_0 {
@@ -102,6 +103,67 @@ struct block_iq4_xs {
 	uint8_t qs[QK_K / 2];
 };
 
+/* The dtypes of ABI 1.1. The i-quants below 4 bits index codebooks of 4 or
+ * 8 values (kernels/quant_grids.h); SPEC/QUANT.md gives every field. */
+struct block_iq2_xxs {
+	uint16_t d;
+	uint16_t qs[QK_K / 8];          /* per 32: 4 grid indices (8 bits), 4x7 sign bits, 4-bit scale */
+};
+
+struct block_iq2_xs {
+	uint16_t d;
+	uint16_t qs[QK_K / 8];          /* 9-bit grid index, 7-bit sign index */
+	uint8_t scales[QK_K / 32];      /* two 4-bit scales per 32 */
+};
+
+struct block_iq2_s {
+	uint16_t d;
+	uint8_t qs[QK_K / 4];           /* low 8 bits of 32 grid indices, then 32 sign bytes */
+	uint8_t qh[QK_K / 32];          /* 2 high bits of each grid index */
+	uint8_t scales[QK_K / 32];
+};
+
+struct block_iq3_xxs {
+	uint16_t d;
+	uint8_t qs[3 * QK_K / 8];       /* 64 grid indices, then 8 u32 of signs and scale */
+};
+
+struct block_iq3_s {
+	uint16_t d;
+	uint8_t qs[QK_K / 4];           /* low 8 bits of 64 grid indices */
+	uint8_t qh[QK_K / 32];          /* 9th bit of each index */
+	uint8_t signs[QK_K / 8];
+	uint8_t scales[QK_K / 64];      /* two 4-bit scales per 64 */
+};
+
+struct block_iq1_s {
+	uint16_t d;
+	uint8_t qs[QK_K / 8];           /* low 8 bits of 32 grid indices */
+	uint16_t qh[QK_K / 32];         /* 3 high bits per index (x4), 3-bit scale, delta sign */
+};
+
+struct block_iq1_m {
+	uint8_t qs[QK_K / 8];
+	uint8_t qh[QK_K / 16];          /* 3 high bits and a delta sign per index */
+	uint8_t scales[QK_K / 32];      /* 3-bit scales; the f16 d in the top nibbles of the 4 u16 */
+};
+
+struct block_tq1_0 {
+	uint8_t qs[(QK_K - 4 * QK_K / 64) / 5]; /* 5 trits per byte, base 3 */
+	uint8_t qh[QK_K / 64];          /* 4 trits per byte */
+	uint16_t d;
+};
+
+struct block_tq2_0 {
+	uint8_t qs[QK_K / 4];           /* 2 bits per element, value - 1 */
+	uint16_t d;
+};
+
+struct block_mxfp4 {
+	uint8_t e;                      /* E8M0 scale */
+	uint8_t qs[QK_MXFP4 / 2];       /* E2M1 codes, low nibbles x[0..15], high x[16..31] */
+};
+
 _Static_assert(sizeof(struct block_q4_0) == 18, "q4_0 block");
 _Static_assert(sizeof(struct block_q4_1) == 20, "q4_1 block");
 _Static_assert(sizeof(struct block_q5_0) == 22, "q5_0 block");
@@ -115,6 +177,16 @@ _Static_assert(sizeof(struct block_q6_K) == 210, "q6_K block");
 _Static_assert(sizeof(struct block_q8_K) == 292, "q8_K block");
 _Static_assert(sizeof(struct block_iq4_nl) == 18, "iq4_nl block");
 _Static_assert(sizeof(struct block_iq4_xs) == 136, "iq4_xs block");
+_Static_assert(sizeof(struct block_iq2_xxs) == 66, "iq2_xxs block");
+_Static_assert(sizeof(struct block_iq2_xs) == 74, "iq2_xs block");
+_Static_assert(sizeof(struct block_iq2_s) == 82, "iq2_s block");
+_Static_assert(sizeof(struct block_iq3_xxs) == 98, "iq3_xxs block");
+_Static_assert(sizeof(struct block_iq3_s) == 110, "iq3_s block");
+_Static_assert(sizeof(struct block_iq1_s) == 50, "iq1_s block");
+_Static_assert(sizeof(struct block_iq1_m) == 56, "iq1_m block");
+_Static_assert(sizeof(struct block_tq1_0) == 54, "tq1_0 block");
+_Static_assert(sizeof(struct block_tq2_0) == 66, "tq2_0 block");
+_Static_assert(sizeof(struct block_mxfp4) == 17, "mxfp4 block");
 
 /* The non-linear 4-bit code book of iq4_nl and iq4_xs. */
 static const int8_t iq4nl_values[16] = {

@@ -269,7 +269,9 @@ static void vectors_case(const char *type, gllmk_dtype dt)
 	X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q8_0, GLLMK_Q8_0) X(q4_0, GLLMK_Q4_0) X(q4_1, GLLMK_Q4_1) \
 	X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1) X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K)                  \
 	X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K) X(q6_K, GLLMK_Q6_K) X(iq4_nl, GLLMK_IQ4_NL)               \
-	X(iq4_xs, GLLMK_IQ4_XS)
+	X(iq4_xs, GLLMK_IQ4_XS) X(iq2_xxs, GLLMK_IQ2_XXS) X(iq2_xs, GLLMK_IQ2_XS) X(iq2_s, GLLMK_IQ2_S)         \
+	X(iq3_xxs, GLLMK_IQ3_XXS) X(iq3_s, GLLMK_IQ3_S) X(iq1_s, GLLMK_IQ1_S) X(iq1_m, GLLMK_IQ1_M)           \
+	X(tq1_0, GLLMK_TQ1_0) X(tq2_0, GLLMK_TQ2_0) X(mxfp4, GLLMK_MXFP4)
 
 #define GGML_TEST(name, dt)                          \
 	static void ggml_vectors_##name(void **state) \
