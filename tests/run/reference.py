@@ -422,6 +422,10 @@ def read_vectors(name):
     return blocks, decoded, x.astype(np.float64), y
 
 
+ABI_1_1_VECTORS = ("iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m", "tq1_0", "tq2_0",
+                   "mxfp4")
+
+
 def check_vectors():
     """gguf's decoders against ggml's own to_float, and the q8 activation encoders
     against ggml's quantized mul_mat (../shared/vectors/ggml): the reference's weights
@@ -431,12 +435,13 @@ def check_vectors():
         return True
     ok = True
     for name in ("f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K",
-                 "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"):
+                 "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs") + ABI_1_1_VECTORS:
         qtype = gguf.GGMLQuantizationType[name.upper()]
         blocks, decoded, x, y = read_vectors(name)
         w = quants.dequantize(blocks, qtype)
         ok &= check(np.array_equal(w.astype(np.float32), decoded), f"gguf decodes {name} as ggml's to_float")
-        if name in ("q8_0", "q4_0", "q4_K", "q6_K"):  # their ggml vec_dot takes q8_0 / q8_K
+        # their ggml vec_dot takes q8_0 / q8_K (the i-quants and ternary ones q8_K, mxfp4 q8_0)
+        if name in ("q8_0", "q4_0", "q4_K", "q6_K") + ABI_1_1_VECTORS:
             got = encode_like_ggml(x, qtype) @ w.T.astype(np.float64)
             err = np.abs(got - y).max() / np.abs(y).max()
             ok &= check(err < 1e-5, f"{name}: encoded activations give ggml's mul_mat ({err:.1e})")
@@ -509,6 +514,7 @@ def self_test():
     ok = check_vectors() & check_rope()
     with tempfile.TemporaryDirectory() as tmp:
         for arch, dtype, extra in (("llama", "Q4_K", []), ("qwen2", "F32", []), ("qwen3", "mixed", []),
+                                   ("llama", "mixed-1.1", []),
                                    ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", []),
                                    ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"]),
                                    ("gemma3", "F32", ["--swa", "3", "--layers", "7", "--tied"]),

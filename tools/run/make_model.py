@@ -4,11 +4,14 @@
 Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
 gguf). The weights are random but shaped like a real model's: matrices normal with
 std 1/sqrt(fan_in), so the residual stream stays O(1) through the layers, norms near 1,
-qwen2 biases small. Float and 32-element block types are encoded with the gguf
-package's own quantizers; the K-quants and IQ4_NL/IQ4_XS, which the package can only
-decode, get random block bytes whose f16 scales are set to sane values (SPEC/QUANT.md
-gives where they sit), then checked with the package's decoder. The vocabulary is
-SentencePiece-like (the metadata a runtime prints), never used to tokenize.
+qwen2 biases small. Float and 32-element block types of ABI 1.0 are encoded with the
+gguf package's own quantizers; the K-quants, IQ4_NL/IQ4_XS and the ten formats of ABI
+1.1 (i-quants, ternary, MXFP4), most of which the package can only decode, get random
+block bytes whose scales are set to sane values (SPEC/QUANT.md gives where they sit),
+then checked with the package's decoder. Random bytes reach every code of a format
+(every grid entry, sign pattern and sub-scale), which a quantizer of normal weights
+would not. The vocabulary is SentencePiece-like (the metadata a runtime prints), never
+used to tokenize.
 
 Mixtures of experts: --arch qwen3moe, or --arch llama --experts E (Mixtral's layout):
 a router ffn_gate_inp [E, dim] (kept in F32, as llama.cpp's quantizer keeps it) and
@@ -32,6 +35,10 @@ rope_factors_long / rope_factors_short (random, long ones large), the original
 context length ORIG and the converter's rope.scaling.attn_factor,
 sqrt(1 + ln(ctx / ORIG) / ln(ORIG)) (1 when ctx <= ORIG).
 
+--dtype mixed cycles through the ABI 1.0 types, --dtype mixed-1.1 through the ten
+of ABI 1.1 (one model that meets each of them in the matmuls, the experts and the
+embeddings).
+
 Usage: make_model.py --arch llama --dtype Q4_K --out m.gguf [--verbose]
 """
 import argparse
@@ -43,19 +50,57 @@ import gguf
 from gguf import GGMLQuantizationType as Q
 from gguf import quants
 
-DTYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
-          "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
+DTYPES_1_0 = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
+              "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
+DTYPES_1_1 = ["IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M",
+              "TQ1_0", "TQ2_0", "MXFP4"]
+DTYPES = DTYPES_1_0 + DTYPES_1_1
+MIXED = {"mixed": DTYPES_1_0, "mixed-1.1": DTYPES_1_1}  # what --dtype mixed* cycles through
 ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3")
 GEMMA = ("gemma2", "gemma3")
 QK_NORM = ("qwen3", "qwen3moe", "gemma3")
 ROUTER_STD = 4.0  # times 1/sqrt(dim): see the module's doc
 
-# Byte offsets of a block's f16 scale `d` and of its min scale `dmin` (None: the
-# format has no min), SPEC/QUANT.md's layouts: the fields random bytes must not
-# fill, or a block could hold inf/NaN or a scale of 1e4.
+
+def set_f16(blocks, offset, values):
+    """Writes one f16 per block at byte `offset` (little-endian, as GGUF is)."""
+    h = np.asarray(values, dtype="<f2").reshape(-1, 1).view(np.uint8)
+    blocks[:, offset:offset + 2] = h
+
+
+def f16_at(offset):
+    return lambda blocks, values: set_f16(blocks, offset, values)
+
+
+def set_iq1_m_d(blocks, values):
+    """IQ1_M has no d field: its f16 d is split over the top 4 bits of the four u16
+    scale words at bytes 48..55 (bits 0-3 of d in word 0, ..., bits 12-15 in word 3)."""
+    d = np.asarray(values, dtype="<f2").view("<u2").astype(np.uint16).reshape(-1, 1)
+    words = blocks[:, 48:56].copy().view("<u2")
+    nibbles = (d >> np.array([0, 4, 8, 12], dtype=np.uint16)) & 0xF
+    words[:] = (words & 0x0FFF) | (nibbles << 12)
+    blocks[:, 48:56] = words.view(np.uint8)
+
+
+def set_mxfp4_e(blocks, values):
+    """MXFP4's scale: an E8M0 byte at offset 0, 2^(e - 128) times ggml's doubled E2M1
+    codes (gguf's e8m0_to_fp32_half). A wanted factor is rounded to the nearest power
+    of two: e = 128 + round(log2(value)), near 122 for this script's weights."""
+    e = 128 + np.rint(np.log2(np.asarray(values, dtype=np.float64)))
+    blocks[:, 0] = np.clip(e, 1, 254).astype(np.uint8)
+
+
+# Where a block's scale `d` and its min scale `dmin` (None: the format has no min) are
+# written, SPEC/QUANT.md's layouts: the fields random bytes must not fill, or a block
+# could hold inf/NaN or a scale of 1e4. f16 fields by byte offset (TQ1_0/TQ2_0's at
+# the block's end); IQ1_M's and MXFP4's by the setters above.
 SCALE_FIELDS = {
-    Q.Q2_K: (80, 82), Q.Q3_K: (108, None), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2),
-    Q.Q6_K: (208, None), Q.IQ4_NL: (0, None), Q.IQ4_XS: (0, None),
+    Q.Q2_K: (f16_at(80), f16_at(82)), Q.Q3_K: (f16_at(108), None), Q.Q4_K: (f16_at(0), f16_at(2)),
+    Q.Q5_K: (f16_at(0), f16_at(2)), Q.Q6_K: (f16_at(208), None), Q.IQ4_NL: (f16_at(0), None),
+    Q.IQ4_XS: (f16_at(0), None),
+    **{Q[n]: (f16_at(0), None) for n in ("IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S")},
+    Q.IQ1_M: (set_iq1_m_d, None), Q.TQ1_0: (f16_at(52), None), Q.TQ2_0: (f16_at(64), None),
+    Q.MXFP4: (set_mxfp4_e, None),
 }
 
 
@@ -67,30 +112,25 @@ def rms(a):
     return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
 
 
-def set_f16(blocks, offset, values):
-    """Writes one f16 per block at byte `offset` (little-endian, as GGUF is)."""
-    h = np.asarray(values, dtype="<f2").reshape(-1, 1).view(np.uint8)
-    blocks[:, offset:offset + 2] = h
-
-
 def random_blocks(rows, k, qtype, std, rng):
-    """Random block bytes of a format gguf cannot encode, scaled to rms `std`.
+    """Random block bytes of a SCALE_FIELDS format, scaled to rms `std`.
 
-    Every quant, sub-scale and min is random; only the f16 super-scales are chosen.
+    Every quant, sub-scale and min is random; only the super-scales are chosen.
     Decoding is linear in (d, dmin), so one decode at unit scales tells the factor
-    that gives the wanted rms. Formats with a min get, per block, the dmin that makes
-    the block's mean zero: random mins alone would give every weight row a large
-    common offset, a rank-one part that makes activations drift.
+    that gives the wanted rms (MXFP4's power-of-two scales round it: within sqrt(2)).
+    Formats with a min get, per block, the dmin that makes the block's mean zero:
+    random mins alone would give every weight row a large common offset, a rank-one
+    part that makes activations drift.
     """
     n_blocks = rows * k // block_elems(qtype)
     raw = rng.integers(0, 256, (n_blocks, gguf.GGML_QUANT_SIZES[qtype][1]), dtype=np.uint8)
-    d_off, m_off = SCALE_FIELDS[qtype]
+    set_d, set_dmin = SCALE_FIELDS[qtype]
 
     def encode(d, dmin):
         b = raw.copy()
-        set_f16(b, d_off, d)
-        if m_off is not None:
-            set_f16(b, m_off, dmin)
+        set_d(b, d)
+        if set_dmin is not None:
+            set_dmin(b, dmin)
         return b
 
     def decode(b):
@@ -98,7 +138,7 @@ def random_blocks(rows, k, qtype, std, rng):
 
     d = rng.uniform(0.5, 1.5, n_blocks)
     dmin = np.zeros(n_blocks)
-    if m_off is not None:
+    if set_dmin is not None:
         scaled = decode(encode(d, 0.0)).sum(axis=1)  # Σ d·sc·q per block
         mins = -decode(encode(0.0, 1.0)).sum(axis=1)  # Σ m per block (dmin = 1)
         dmin = np.divide(scaled, mins, out=np.zeros(n_blocks), where=mins > 0)
@@ -126,22 +166,23 @@ def encode_matrix(w, qtype, rng):
 
 
 class DtypeChooser:
-    """The weight type of each matrix: one type, or `mixed`: the next type of
-    DTYPES that divides the row length, cycling, so every format meets every role."""
+    """The weight type of each matrix: one type, or `mixed` / `mixed-1.1`: the next
+    type of MIXED[name] that divides the row length, cycling, so every format meets
+    every role."""
 
     def __init__(self, name):
-        self.mixed = name == "mixed"
-        self.fixed = None if self.mixed else Q[name]
+        self.cycle = MIXED.get(name)
+        self.fixed = None if self.cycle else Q[name]
         self.next = 0
 
     def __call__(self, k):
-        if not self.mixed:
+        if not self.cycle:
             if k % block_elems(self.fixed):
                 raise SystemExit(f"make_model: {self.fixed.name} needs rows of a multiple of "
                                  f"{block_elems(self.fixed)}, a matrix has {k}")
             return self.fixed
-        for _ in DTYPES:
-            qtype = Q[DTYPES[self.next % len(DTYPES)]]
+        for _ in self.cycle:
+            qtype = Q[self.cycle[self.next % len(self.cycle)]]
             self.next += 1
             if k % block_elems(qtype) == 0:
                 return qtype
@@ -308,9 +349,9 @@ def add_tensors(w, a, rng):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--arch", choices=ARCHS, default="llama")
-    p.add_argument("--dtype", choices=DTYPES + ["mixed"], default="F32",
+    p.add_argument("--dtype", choices=DTYPES + list(MIXED), default="F32",
                    help="type of the 2-D weight matrices")
-    p.add_argument("--embd-dtype", choices=DTYPES + ["mixed"], help="default: --dtype")
+    p.add_argument("--embd-dtype", choices=DTYPES + list(MIXED), help="default: --dtype")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--dim", type=int, default=256)
     p.add_argument("--ffn", type=int, default=512)
