@@ -29,8 +29,8 @@ U8, I8, U16, I16, U32, I32, F32V, BOOL, STR, ARR, U64, I64, F64 = range(13)
 SCALAR_FORMAT = {U8: '<B', I8: '<b', U16: '<H', I16: '<h', U32: '<I', I32: '<i',
                  F32V: '<f', BOOL: '<B', U64: '<Q', I64: '<q', F64: '<d'}
 # ggml tensor types used here: (block elements, block bytes).
-F32, Q8_0, IQ2_XXS = 0, 8, 16
-BLOCK = {F32: (1, 4), Q8_0: (32, 34), IQ2_XXS: (256, 66)}
+F32, Q8_0, IQ2_XXS, GGML_I32, MXFP4 = 0, 8, 16, 26, 39
+BLOCK = {F32: (1, 4), Q8_0: (32, 34), IQ2_XXS: (256, 66), GGML_I32: (1, 4), MXFP4: (32, 17)}
 
 SANITIZER_MARKS = ('AddressSanitizer', 'runtime error', 'LeakSanitizer')
 TRUNCATION_WORDS = ('end of the file', 'empty', 'more than the file could hold')
@@ -300,6 +300,9 @@ def tensor_cases(good, offsets):
         case('unknown tensor type 200', q, 'type', 200, ['type']),
         case('removed tensor type 4', q, 'type', 4, ['type']),
         case('removed tensor type 36', q, 'type', 36, ['type']),
+        # a ggml type gllmk has no dtype for: the reader cannot know its byte size
+        case('tensor type 24 (ggml i8)', q, 'type', 24, ['type 24', 'not a gllmk dtype']),
+        case('tensor type 40 (past mxfp4)', q, 'type', 40, ['type 40', 'not a gllmk dtype']),
         Case('q8_0 row of 33 elements',
              variant(good, lambda m: m.tensor('blk.0.attn_norm.weight').update(type=Q8_0, ne=[33])),
              expect=['blk.0.attn_norm.weight']),
@@ -324,8 +327,11 @@ def model_cases(good):
              expect=['llama.block_count'], model_level=True),
         Case('architecture mamba', variant(good, lambda m: m.kv('general.architecture').__setitem__(2, 'mamba')),
              status=3, expect=['mamba'], model_level=True),
-        Case('tensor type iq2_xxs', build(llama(n_embd=256, n_ff=512, attn_q_type=IQ2_XXS))[0],
-             status=3, expect=['iq2_xxs'], model_level=True),
+        # ABI 1.1's block dtypes run (zero blocks here); i32 is a dtype but no weight
+        Case('tensor type iq2_xxs runs', build(llama(n_embd=256, n_ff=512, attn_q_type=IQ2_XXS))[0], status=0),
+        Case('tensor type mxfp4 runs', build(llama(attn_q_type=MXFP4))[0], status=0),
+        Case('tensor type i32', build(llama(attn_q_type=GGML_I32))[0], status=3, expect=['i32', 'weight'],
+             model_level=True),
         # rope: Llama 3.1's rope_freqs and YaRN run (rope_ext); other scalings are named
         Case('rope_freqs runs', variant(good, lambda m: add_tensor(m, 'rope_freqs.weight', [16])), status=0),
         Case('rope_freqs of the wrong length', variant(good, lambda m: add_tensor(m, 'rope_freqs.weight', [32])),

@@ -27,38 +27,24 @@
 #define MIN_TENSOR_BYTES 32 /* name length, n_dims, one ne, type, offset */
 #define NAME_SHOWN 80       /* longest name quoted in a message */
 
-/* ggml's types, by id: only their sizes and names are used here. Ids ggml
- * removed keep their old name (for the message) and block_elems 0. */
-struct ggml_type_info {
+/* The tensor types the reader takes: gllmk's dtypes (abi/gllmk_dtypes.def,
+ * whose ids are ggml's), by id; only their names and block sizes are used
+ * here. Ids between them (ggml types gllmk does not have, ids ggml removed)
+ * stay zero: a tensor of such a type is refused at open, since its byte
+ * size, and so every offset after it, could not be checked. */
+struct tensor_type_info {
 	const char *name;
 	uint32_t block_elems;
 	uint32_t block_bytes;
 };
 
-static const struct ggml_type_info ggml_types[] = {
-	[0] = { "f32", 1, 4 },          [1] = { "f16", 1, 2 },
-	[2] = { "q4_0", 32, 18 },       [3] = { "q4_1", 32, 20 },
-	[4] = { "q4_2", 0, 0 },         [5] = { "q4_3", 0, 0 },
-	[6] = { "q5_0", 32, 22 },       [7] = { "q5_1", 32, 24 },
-	[8] = { "q8_0", 32, 34 },       [9] = { "q8_1", 32, 36 },
-	[10] = { "q2_K", 256, 84 },     [11] = { "q3_K", 256, 110 },
-	[12] = { "q4_K", 256, 144 },    [13] = { "q5_K", 256, 176 },
-	[14] = { "q6_K", 256, 210 },    [15] = { "q8_K", 256, 292 },
-	[16] = { "iq2_xxs", 256, 66 },  [17] = { "iq2_xs", 256, 74 },
-	[18] = { "iq3_xxs", 256, 98 },  [19] = { "iq1_s", 256, 50 },
-	[20] = { "iq4_nl", 32, 18 },    [21] = { "iq3_s", 256, 110 },
-	[22] = { "iq2_s", 256, 82 },    [23] = { "iq4_xs", 256, 136 },
-	[24] = { "i8", 1, 1 },          [25] = { "i16", 1, 2 },
-	[26] = { "i32", 1, 4 },         [27] = { "i64", 1, 8 },
-	[28] = { "f64", 1, 8 },         [29] = { "iq1_m", 256, 56 },
-	[30] = { "bf16", 1, 2 },        [31] = { "q4_0_4_4", 0, 0 },
-	[32] = { "q4_0_4_8", 0, 0 },    [33] = { "q4_0_8_8", 0, 0 },
-	[34] = { "tq1_0", 256, 54 },    [35] = { "tq2_0", 256, 66 },
-	[36] = { "iq4_nl_4_4", 0, 0 },  [37] = { "iq4_nl_4_8", 0, 0 },
-	[38] = { "iq4_nl_8_8", 0, 0 },  [39] = { "mxfp4", 32, 17 },
+static const struct tensor_type_info tensor_types[] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) [id] = { #name, elems, bytes },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 };
 
-#define N_GGML_TYPES (sizeof(ggml_types) / sizeof(ggml_types[0]))
+#define N_TENSOR_TYPES (sizeof(tensor_types) / sizeof(tensor_types[0]))
 
 /* GGUF value types, by id; size 0: variable (string, array). */
 static const struct {
@@ -93,9 +79,9 @@ static struct gguf_index *index_of(struct gguf_file *f)
 
 const char *gguf_ggml_type_name(uint32_t type)
 {
-	if (type >= N_GGML_TYPES || ggml_types[type].block_elems == 0)
+	if (type >= N_TENSOR_TYPES || tensor_types[type].block_elems == 0)
 		return NULL;
-	return ggml_types[type].name;
+	return tensor_types[type].name;
 }
 
 int gguf_str_eq(struct gguf_str s, const char *c)
@@ -637,14 +623,13 @@ static int check_elements(struct reader *r, const struct gguf_tensor *t)
 
 static int check_type_and_size(struct reader *r, struct gguf_tensor *t)
 {
-	const struct ggml_type_info *ti;
+	const struct tensor_type_info *ti;
 	uint64_t bytes;
 
-	if (t->type >= N_GGML_TYPES)
-		return fail(r, "type %" PRIu32 " is not a ggml type (ids are 0..%zu)", t->type, N_GGML_TYPES - 1);
-	ti = &ggml_types[t->type];
-	if (ti->block_elems == 0)
-		return fail(r, "type %" PRIu32 " (%s) was removed from ggml and is not a GGUF tensor type", t->type, ti->name);
+	if (t->type >= N_TENSOR_TYPES || tensor_types[t->type].block_elems == 0)
+		return fail(r, "type %" PRIu32 " is not a gllmk dtype: its byte size is unknown (SPEC/RUN.md, Tensor types)",
+			    t->type);
+	ti = &tensor_types[t->type];
 	if (check_elements(r, t))
 		return -1;
 	if (t->ne[0] % ti->block_elems != 0)

@@ -42,7 +42,7 @@ struct gguf_tensor {
 	struct gguf_str name;
 	uint32_t n_dims;
 	int64_t ne[GGUF_MAX_DIMS]; /* ggml order: ne[0] is the innermost (row) length; 1 past n_dims */
-	uint32_t type;             /* ggml type id (= gllmk_dtype where gllmk has it) */
+	uint32_t type;             /* ggml type id, always a gllmk_dtype (others are refused) */
 	uint64_t offset;           /* from the start of the data section */
 	uint64_t nbytes;
 	const void *data;          /* into the mapping */
@@ -77,8 +77,8 @@ int gguf_get_u32(const struct gguf_file *f, const char *key, uint32_t *out, char
 int gguf_get_f32(const struct gguf_file *f, const char *key, float *out, char *err, size_t errlen);
 int gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *out, char *err, size_t errlen);
 
-/* The name of a ggml type id ("q4_K", "iq2_xxs"), or NULL for an id ggml
- * does not define. For messages: which ids gllmk runs is gllmk.h's business. */
+/* The name of a tensor type id ("q4_K", "iq2_xxs"): gllmk's dtype names
+ * (abi/gllmk_dtypes.def), which are ggml's; NULL for an id gguf_open refuses. */
 const char *gguf_ggml_type_name(uint32_t type);
 
 /* 1 if s equals the NUL-terminated c. */
