@@ -178,6 +178,16 @@ CASES = [
     llama("Q4_0", "full", "--embd-dtype", "F16", name="llama-Q4_0-embdF16"),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
     Case("qwen3-Q6_K-tied", "full", ("--arch", "qwen3", "--dtype", "Q6_K", "--tied")),
+    # ABI 1.1's ten formats (random blocks: every grid entry, sign pattern and scale):
+    # each alone (matmul and the embeddings' get_rows) on the native CPU plugins;
+    # IQ2_XXS, IQ3_S and MXFP4 (issue 16's three), all ten in one model at M = 40
+    # (the large-M path) and in experts (matmul_id: mixed-1.1 puts six of the ten in
+    # the expert stacks, MXFP4 as gpt-oss has it) on the GPU plugins too
+    *(llama(d, "gpu") for d in ("IQ2_XXS", "IQ3_S", "MXFP4")),
+    *(llama(d, "full") for d in ("IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ1_S", "IQ1_M", "TQ1_0", "TQ2_0")),
+    llama("mixed-1.1", "gpu", name="llama-mixed-1.1-prompt40", prompt=40, n=3),
+    Case("qwen3moe-mixed-1.1", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed-1.1")),
+    Case("qwen3moe-MXFP4", "gpu", ("--arch", "qwen3moe", "--dtype", "MXFP4")),
 ]
 
 
@@ -329,10 +339,10 @@ def main():
                    "a plugin named here that fails to open is a failure)")
     p.add_argument("--wrapper", default="", help="command prefix, e.g. qemu-aarch64 -L /usr/aarch64-linux-gnu")
     p.add_argument("--quick", action="store_true", help="every plugin gets the core cases only")
-    p.add_argument("--filter", default="", help="only cases whose name contains this")
+    p.add_argument("--filter", default="", help="only cases whose name contains one of these (comma-separated)")
     a = p.parse_args()
     if a.filter:
-        CASES[:] = [c for c in CASES if a.filter in c.name]
+        CASES[:] = [c for c in CASES if any(f in c.name for f in a.filter.split(","))]
     cmd = shlex.split(a.wrapper) + [a.run]
     plugins = a.plugins.split(",") if a.plugins else PLUGINS
     results, opened = [], 0
