@@ -182,8 +182,10 @@ CASES = [
     # each alone (matmul and the embeddings' get_rows) on the native CPU plugins;
     # IQ2_XXS, IQ3_S and MXFP4 (issue 16's three), all ten in one model at M = 40
     # (the large-M path) and in experts (matmul_id: mixed-1.1 puts six of the ten in
-    # the expert stacks, MXFP4 as gpt-oss has it) on the GPU plugins too
-    *(llama(d, "gpu") for d in ("IQ2_XXS", "IQ3_S", "MXFP4")),
+    # the expert stacks, MXFP4 as gpt-oss has it) on the GPU plugins too; IQ2_XXS on
+    # the emulated and sanitizer runs as well
+    llama("IQ2_XXS", "core"),
+    *(llama(d, "gpu") for d in ("IQ3_S", "MXFP4")),
     *(llama(d, "full") for d in ("IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ1_S", "IQ1_M", "TQ1_0", "TQ2_0")),
     llama("mixed-1.1", "gpu", name="llama-mixed-1.1-prompt40", prompt=40, n=3),
     Case("qwen3moe-mixed-1.1", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed-1.1")),
