@@ -569,18 +569,6 @@ static const struct dtype_facts dtype_facts[GLLMK_DTYPE_LIMIT] = {
 #undef GLLMK_DTYPE
 };
 
-/* The .def's rows with WEIGHT 1, in its order (WEIGHT is a literal 0 or 1,
- * so pasting it picks the macro that keeps or drops the row). */
-#define WEIGHT_ROW_1(e) e,
-#define WEIGHT_ROW_0(e)
-#define WEIGHT_ROW(w, e) WEIGHT_ROW_##w(e)
-const gllmk_dtype ref_weight_dtypes[] = {
-#define GLLMK_DTYPE(e, id, nm, el, by, align, minor, w, kv) WEIGHT_ROW(w, e)
-#include "gllmk_dtypes.def"
-#undef GLLMK_DTYPE
-};
-const size_t ref_weight_dtypes_count = sizeof(ref_weight_dtypes) / sizeof(ref_weight_dtypes[0]);
-
 static const struct ref_format *format_of(gllmk_dtype dt)
 {
 	if ((unsigned)dt >= GLLMK_DTYPE_LIMIT || !formats[dt].decode)
