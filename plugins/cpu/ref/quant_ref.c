@@ -459,7 +459,7 @@ REF_DECODED_DOT_DTYPES(REF_DEFINE_VEC_DOT)
  * (the i-quants' sub-block scale 2s + 1 is the multiplier; their 1/8 or
  * 1/4 is folded into d, and iq1's offset ±1/8 into the codes 8·g ± 1).
  * Every such product is exact in f32 (at most 11 + 5 + 6 significant bits,
- * no underflow: d ≥ 2^-27), so decoding through the codes gives ggml's
+ * no underflow: |value| ≥ 2^-27; mxfp4's d is a power of two), so decoding through the codes gives ggml's
  * dequantize_row_<t> bit for bit, in whatever order ggml multiplies; and
  * the vec_dot sums q·xq per 16 in integers, as ggml does. Layouts and
  * formulas: SPEC/QUANT.md. */
