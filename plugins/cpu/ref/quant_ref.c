@@ -726,8 +726,12 @@ static void dequant_codes(const void *src, float *y, int64_t n, int32_t t, codes
 
 	for (int64_t i = 0; i < n / elems; i++, y += elems) {
 		unpack((const char *)src + i * bytes, &c);
-		for (int64_t j = 0; j < elems; j++)
-			y[j] = c.d * c.mult[j / 16] * c.q[j];
+		for (int64_t g = 0; g < elems / 16; g++) {
+			const float dm = c.d * c.mult[g];
+
+			for (int j = 0; j < 16; j++)
+				y[16 * g + j] = dm * c.q[16 * g + j];
+		}
 	}
 }
 
@@ -746,37 +750,72 @@ static const int8_t *partner_block(const void *xq, int32_t xt, int64_t i, float 
 	return b->qs;
 }
 
-static float vec_dot_codes(int64_t n, const void *w, int32_t t, codes_fn unpack, const void *xq, int32_t xt)
+/* The integer dot of one unpacked block with an activation block: Σ over
+ * the 16-element groups of mult · Σ q·x, exact in int32. */
+static int32_t block_isum(const struct codes *c, const int8_t *x, int64_t elems)
+{
+	int32_t isum = 0;
+
+	for (int64_t g = 0; g < elems / 16; g++) {
+		int32_t s = 0;
+
+		for (int j = 0; j < 16; j++)
+			s += c->q[16 * g + j] * x[16 * g + j];
+		isum += c->mult[g] * s;
+	}
+	return isum;
+}
+
+/* `rows` weight rows (w_stride bytes apart) against `x_rows` activation
+ * rows (xq_stride bytes apart), out[i·rows + r] for weight row r and
+ * activation row i: each weight block is unpacked once for all x_rows
+ * (the tile of cpu_kernels.h's vec_dot_tile; rows = x_rows = 1 is vec_dot).
+ * Per output, ggml's order: one f32 product per block, summed in f32.
+ * Inlined into each entry, so that the format's unpack and the counts are
+ * constants there. */
+static inline __attribute__((always_inline)) void vec_dot_codes(int64_t n, const void *w, int64_t w_stride, int rows,
+								 const void *xq, int64_t xq_stride, int x_rows,
+								 float *out, int32_t t, codes_fn unpack, int32_t xt)
 {
 	const int64_t elems = cpu_block_elems(t), bytes = cpu_block_bytes(t);
 	struct codes c;
-	float sum = 0.0f;
 
-	for (int64_t i = 0; i < n / elems; i++) {
-		float dx;
-		const int8_t *x = partner_block(xq, xt, i, &dx);
-		int32_t isum = 0;
+	for (int i = 0; i < x_rows * rows; i++)
+		out[i] = 0.0f;
+	for (int64_t b = 0; b < n / elems; b++) {
+		for (int r = 0; r < rows; r++) {
+			unpack((const char *)w + r * w_stride + b * bytes, &c);
+			for (int i = 0; i < x_rows; i++) {
+				float dx;
+				const int8_t *x = partner_block((const char *)xq + i * xq_stride, xt, b, &dx);
 
-		unpack((const char *)w + i * bytes, &c);
-		for (int64_t g = 0; g < elems / 16; g++) {
-			int32_t s = 0;
-
-			for (int j = 0; j < 16; j++)
-				s += c.q[16 * g + j] * x[16 * g + j];
-			isum += c.mult[g] * s;
+				out[i * rows + r] += c.d * dx * (float)block_isum(&c, x, elems);
+			}
 		}
-		sum += c.d * dx * (float)isum;
 	}
-	return sum;
 }
 
-#define REF_DEFINE_CODES(name, dt, vdt)                                           \
-	void ref_dequant_row_##name(const void *src, float *dst, int64_t n)        \
-	{                                                                          \
-		dequant_codes(src, dst, n, dt, codes_##name);                      \
-	}                                                                          \
-	float ref_vec_dot_##name(int64_t n, const void *w, const void *xq)         \
-	{                                                                          \
-		return vec_dot_codes(n, w, dt, codes_##name, xq, vdt);             \
+#define REF_DEFINE_CODES(name, dt, vdt)                                                           \
+	void ref_dequant_row_##name(const void *src, float *dst, int64_t n)                        \
+	{                                                                                          \
+		dequant_codes(src, dst, n, dt, codes_##name);                                      \
+	}                                                                                          \
+	float ref_vec_dot_##name(int64_t n, const void *w, const void *xq)                         \
+	{                                                                                          \
+		float out;                                                                         \
+                                                                                                   \
+		vec_dot_codes(n, w, 0, 1, xq, 0, 1, &out, dt, codes_##name, vdt);                  \
+		return out;                                                                        \
+	}                                                                                          \
+	void ref_vec_dot_rows_##name(int64_t n, const void *w, int64_t w_stride, const void *xq,  \
+				     float *out)                                                   \
+	{                                                                                          \
+		vec_dot_codes(n, w, w_stride, REF_DOT_ROWS, xq, 0, 1, out, dt, codes_##name, vdt); \
+	}                                                                                          \
+	void ref_vec_dot_tile_##name(int64_t n, const void *w, int64_t w_stride, const void *xq,  \
+				     int64_t xq_stride, float *out)                                \
+	{                                                                                          \
+		vec_dot_codes(n, w, w_stride, REF_DOT_ROWS, xq, xq_stride, REF_DOT_X_ROWS, out, dt, \
+			      codes_##name, vdt);                                                  \
 	}
 REF_CODE_DTYPES(REF_DEFINE_CODES)
