@@ -1,32 +1,38 @@
 /* Every weight dtype (matmul, dequantize, get_rows) and the name its
- * kernels carry in plugins/opencl/meson.build (dequant_<name>, ...). */
+ * kernels carry (dequant_<name>, ...): OCL_WTYPES(X) gives X(dtype, name).
+ * Both come from abi/gllmk_dtypes.def: meson lists the WEIGHT dtypes'
+ * kernels from it and writes the same list into ocl_kernel_list.h (C's
+ * preprocessor cannot lower-case the .def's names into kernel names). */
 #ifndef GLLMK_OCL_WTYPES_H
 #define GLLMK_OCL_WTYPES_H
 
 #include "ocl_plugin.h"
 
-#define OCL_WTYPES(X)          \
-	X(GLLMK_F32, f32)      \
-	X(GLLMK_F16, f16)      \
-	X(GLLMK_BF16, bf16)    \
-	X(GLLMK_Q4_0, q4_0)    \
-	X(GLLMK_Q4_1, q4_1)    \
-	X(GLLMK_Q5_0, q5_0)    \
-	X(GLLMK_Q5_1, q5_1)    \
-	X(GLLMK_Q8_0, q8_0)    \
-	X(GLLMK_Q2_K, q2_k)    \
-	X(GLLMK_Q3_K, q3_k)    \
-	X(GLLMK_Q4_K, q4_k)    \
-	X(GLLMK_Q5_K, q5_k)    \
-	X(GLLMK_Q6_K, q6_k)    \
-	X(GLLMK_Q8_K, q8_k)    \
-	X(GLLMK_IQ4_NL, iq4_nl) \
-	X(GLLMK_IQ4_XS, iq4_xs)
+#define OCL_WTYPES(X) OCL_WEIGHT_DTYPES(X)
 
-/* Elements each work-item of the decoding kernels covers. */
+/* The build's list holds every WEIGHT dtype of the .def, no more, no less. */
+enum {
+	OCL_DEF_WEIGHTS = 0
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) + (weight)
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
+#define OCL_WTYPE_ONE(dt, name) +1
+_Static_assert(0 OCL_WTYPES(OCL_WTYPE_ONE) == OCL_DEF_WEIGHTS, "OCL_WEIGHT_DTYPES and abi/gllmk_dtypes.def disagree");
+#undef OCL_WTYPE_ONE
+
+/* Elements each work-item of the decoding kernels covers: one element of
+ * a float dtype, 32 of a block dtype (a block of 32, or one of the 32-element
+ * groups every 256-element format is made of: deq32 in decode.h). */
 static inline int64_t ocl_decode_step(int32_t dtype)
 {
-	return dtype == GLLMK_F32 || dtype == GLLMK_F16 || dtype == GLLMK_BF16 ? 1 : 32;
+	static const int16_t block_elems[GLLMK_DTYPE_LIMIT] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) [e] = elems,
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+	};
+
+	return block_elems[dtype] == 1 ? 1 : 32;
 }
 
 #endif
