@@ -47,15 +47,7 @@ static __constant float iq4nl_values[16] = {
 };
 #endif
 
-/* The codebooks of the i-quants and mxfp4 (kernels/quant_grids.h), in
- * __constant memory; each kernel variant holds only its own dtype's. */
-#include "quant_grids.h"
-#define GRID64(lo, hi) ((ulong)(hi) << 32 | (lo))
-#define GRID_ENTRY(v) (v)
-
-#if WTYPE == DT_IQ2_XXS || WTYPE == DT_IQ2_XS || WTYPE == DT_IQ3_XXS
-static __constant uchar ksigns_iq2xs[GLLMK_KSIGNS_IQ2XS_LEN] = { GLLMK_KSIGNS_IQ2XS(GRID_ENTRY) };
-#endif
+#include "codebooks.h"
 
 /* 8 grid bytes g (byte j = element j) times db, negated where bit j of
  * signs is set: ggml's db * grid[j] * (+-1.f), to the bit. */
@@ -272,7 +264,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_XXS
 #define WQB DT_IQ2_XXS_BYTES
-static __constant ulong iq2xxs_grid[GLLMK_IQ2XXS_GRID_LEN] = { GLLMK_IQ2XXS_GRID(GRID64) };
 
 /* group c: 4 index bytes, then a u32 of 4x7 sign-index bits and the scale */
 static inline void deq32(cbytes *b, int c, float *v)
@@ -286,7 +277,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_XS
 #define WQB DT_IQ2_XS_BYTES
-static __constant ulong iq2xs_grid[GLLMK_IQ2XS_GRID_LEN] = { GLLMK_IQ2XS_GRID(GRID64) };
 
 /* group c: 4 u16 (9-bit index, 7-bit sign index), a 4-bit scale per 16 */
 static inline void deq32(cbytes *b, int c, float *v)
@@ -303,7 +293,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_S
 #define WQB DT_IQ2_S_BYTES
-static __constant ulong iq2s_grid[GLLMK_IQ2S_GRID_LEN] = { GLLMK_IQ2S_GRID(GRID64) };
 
 /* group c: 4 low index bytes, 4 sign bytes (32 bytes on), 2 high bits of
  * each index in qh[c], a 4-bit scale per 16 */
@@ -321,7 +310,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ3_XXS
 #define WQB DT_IQ3_XXS_BYTES
-static __constant uint iq3xxs_grid[GLLMK_IQ3XXS_GRID_LEN] = { GLLMK_IQ3XXS_GRID(GRID_ENTRY) };
 
 /* group c: 8 index bytes (4 values each), then (64 bytes on) a u32 of
  * 4x7 sign-index bits and the scale */
@@ -339,7 +327,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ3_S
 #define WQB DT_IQ3_S_BYTES
-static __constant uint iq3s_grid[GLLMK_IQ3S_GRID_LEN] = { GLLMK_IQ3S_GRID(GRID_ENTRY) };
 
 /* group c: 8 low index bytes, the 9th bits in qh[c], 4 sign bytes, a
  * 4-bit scale (two per byte) */
@@ -357,7 +344,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_IQ1_S || WTYPE == DT_IQ1_M
-static __constant ulong iq1s_grid[GLLMK_IQ1S_GRID_LEN] = { GLLMK_IQ1S_GRID(GRID64) };
 #define IQ1_DELTA ((float)GLLMK_IQ1_DELTA)
 
 #if WTYPE == DT_IQ1_S
@@ -451,7 +437,6 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_MXFP4
 #define WQB DT_MXFP4_BYTES
-static __constant char kvalues_mxfp4[GLLMK_KVALUES_MXFP4_LEN] = { GLLMK_KVALUES_MXFP4(GRID_ENTRY) };
 
 /* E8M0 scale e, halved because the E2M1 values are stored doubled: 2^(e - 128),
  * a subnormal for e < 2 (ggml's GGML_E8M0_TO_FP32_HALF) */
