@@ -264,8 +264,8 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_XXS
 #define WQB DT_IQ2_XXS_BYTES
-
-/* group c: 4 index bytes, then a u32 of 4x7 sign-index bits and the scale */
+/* d (f16), then 8 bytes per group c: 4 grid indices, then a u32 of 4x7
+ * sign-index bits and the 4-bit scale */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	cbytes *q = b + 2 + 8 * c;
@@ -277,8 +277,8 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_XS
 #define WQB DT_IQ2_XS_BYTES
-
-/* group c: 4 u16 (9-bit index, 7-bit sign index), a 4-bit scale per 16 */
+/* d (f16), qs: 4 u16 per group c (9-bit grid index, 7-bit sign index) at
+ * 2, scales: a byte per group (a 4-bit scale per 16) at 66 */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b);
@@ -293,9 +293,9 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ2_S
 #define WQB DT_IQ2_S_BYTES
-
-/* group c: 4 low index bytes, 4 sign bytes (32 bytes on), 2 high bits of
- * each index in qh[c], a 4-bit scale per 16 */
+/* d (f16), the low 8 bits of 4 grid indices per group c at 2, their 4 sign
+ * bytes at 34, qh (2 high bits per index) at 66, scales (a 4-bit scale per
+ * 16) at 74: a byte of each per group */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b);
@@ -310,9 +310,8 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ3_XXS
 #define WQB DT_IQ3_XXS_BYTES
-
-/* group c: 8 index bytes (4 values each), then (64 bytes on) a u32 of
- * 4x7 sign-index bits and the scale */
+/* d (f16), 8 grid indices (4 values each) per group c at 2, then a u32 per
+ * group of 4x7 sign-index bits and the 4-bit scale at 66 */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	cbytes *q = b + 2 + 8 * c;
@@ -327,9 +326,9 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_IQ3_S
 #define WQB DT_IQ3_S_BYTES
-
-/* group c: 8 low index bytes, the 9th bits in qh[c], 4 sign bytes, a
- * 4-bit scale (two per byte) */
+/* d (f16), the low 8 bits of 8 grid indices per group c at 2, their 9th
+ * bits (a byte per group) at 66, 4 sign bytes per group at 74, a 4-bit
+ * scale per group (two per byte) at 106 */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	cbytes *qs = b + 2 + 8 * c, *signs = b + 74 + 4 * c;
@@ -348,8 +347,8 @@ static inline void deq32(cbytes *b, int c, float *v)
 
 #if WTYPE == DT_IQ1_S
 #define WQB DT_IQ1_S_BYTES
-/* group c: 4 low index bytes, a u16 of 4x3 high index bits, a 3-bit
- * scale and the delta's sign */
+/* d (f16), the low 8 bits of 4 grid indices per group c at 2, a u16 per
+ * group at 34: 4x3 high index bits, a 3-bit scale, the delta's sign */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	cbytes *qs = b + 2 + 4 * c;
@@ -362,8 +361,9 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #else
 #define WQB DT_IQ1_M_BYTES
-/* iq1_m has no d field: its f16 bits are the top nibbles of the 4 u16 of
- * scales (offset 48) */
+/* The low 8 bits of 4 grid indices per group c at 0, qh (a nibble per
+ * index: 3 high bits, the delta's sign) at 32, 4 u16 of scales at 48. No d
+ * field: its f16 bits are the top nibbles of the 4 u16 of scales. */
 static inline float iq1m_d(cbytes *b)
 {
 	ushort bits = (ushort)((ld_u16(b + 48) >> 12) | ((ld_u16(b + 50) >> 8) & 0x00f0) |
@@ -372,8 +372,7 @@ static inline float iq1m_d(cbytes *b)
 	return vload_half(0, (const half *)&bits);
 }
 
-/* group c: 4 low index bytes, per index a nibble of qh (3 high bits, the
- * delta's sign), a 3-bit scale per 16 in u16 c / 2 of scales */
+/* group c: a 3-bit scale per 16, in u16 c / 2 of scales */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = iq1m_d(b);
@@ -390,10 +389,11 @@ static inline void deq32(cbytes *b, int c, float *v)
 #endif
 #elif WTYPE == DT_TQ1_0
 #define WQB DT_TQ1_0_BYTES
-/* Element e's trit: 5 trits per byte in qs[0..47], 4 in qh[48..51]. Bytes
- * 0..31 give elements 0..159 (trit n of byte m is element 32n + m),
- * bytes 32..47 elements 160..239 (16n + m), qh 240..255 (4n + m). Trit n
- * of a byte is the top trit of byte * 3^n (mod 256), read as (q * 3) >> 8. */
+/* Element e's trit: 5 trits per byte in qs (bytes 0..47), 4 in qh (48..51);
+ * d (f16) at 52. Bytes 0..31 give elements 0..159 (trit n of byte m is
+ * element 32n + m), bytes 32..47 elements 160..239 (16n + m), qh 240..255
+ * (4n + m). Trit n of a byte is the top trit of byte * 3^n (mod 256), read
+ * as (q * 3) >> 8. */
 static __constant uchar tq1_pow3[5] = { 1, 3, 9, 27, 81 };
 
 static inline int tq1_trit(cbytes *b, int e)
@@ -424,8 +424,8 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_TQ2_0
 #define WQB DT_TQ2_0_BYTES
-/* 2 bits per element (value + 1): byte m of each 32 holds elements m,
- * m + 32, m + 64, m + 96 of its 128 */
+/* qs: 2 bits per element (value + 1) at 0, byte m of each 32 holding
+ * elements m, m + 32, m + 64, m + 96 of its 128; d (f16) at 64 */
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b + 64);
@@ -437,7 +437,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_MXFP4
 #define WQB DT_MXFP4_BYTES
-
+/* e (E8M0), then 16 bytes of E2M1 codes: low nibbles elements 0..15 */
 /* E8M0 scale e, halved because the E2M1 values are stored doubled: 2^(e - 128),
  * a subnormal for e < 2 (ggml's GGML_E8M0_TO_FP32_HALF) */
 static inline float e8m0_half(uint e)
