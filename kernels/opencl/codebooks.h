@@ -1,5 +1,5 @@
 /* The codebooks of the i-quants and mxfp4 (kernels/quant_grids.h, ggml's
- * tables) as __constant arrays. Every kernel that decodes sees these
+ * tables) and iq4_nl's values as __constant arrays. Every kernel that decodes sees these
  * declarations; codebooks.cl, built once into the program, holds the one
  * definition of each. Were they defined per kernel variant, every one of the
  * five kernels of a dtype would carry its own copy (the iq1 grid alone is
@@ -28,6 +28,9 @@ CODEBOOK(uint, iq3s_grid, GLLMK_IQ3S_GRID_LEN, GLLMK_IQ3S_GRID(GRID_ENTRY))
 CODEBOOK(ulong, iq1s_grid, GLLMK_IQ1S_GRID_LEN, GLLMK_IQ1S_GRID(GRID64))
 CODEBOOK(uchar, ksigns_iq2xs, GLLMK_KSIGNS_IQ2XS_LEN, GLLMK_KSIGNS_IQ2XS(GRID_ENTRY))
 CODEBOOK(char, kvalues_mxfp4, GLLMK_KVALUES_MXFP4_LEN, GLLMK_KVALUES_MXFP4(GRID_ENTRY))
+/* iq4_nl and iq4_xs: ggml's kvalues_iq4nl, as floats */
+#define IQ4NL_VALUES -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113
+CODEBOOK(float, iq4nl_values, 16, IQ4NL_VALUES)
 
 #undef CODEBOOK
 

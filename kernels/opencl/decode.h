@@ -41,12 +41,6 @@ static inline uint ld_u32(cbytes *p)
 	return ld_u16(p) | ld_u16(p + 2) << 16;
 }
 
-#if WTYPE == DT_IQ4_NL || WTYPE == DT_IQ4_XS
-static __constant float iq4nl_values[16] = {
-	-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-};
-#endif
-
 #include "codebooks.h"
 
 /* 8 grid bytes g (byte j = element j) times db, negated where bit j of
