@@ -658,6 +658,24 @@ static int tq1_trit(uint8_t byte, int n)
 	return (q * 3) >> 8;
 }
 
+/* One scale for the whole block (d, every multiplier 1), `groups` of 16. */
+static void one_scale(struct codes *c, float d, int groups)
+{
+	c->d = d;
+	for (int g = 0; g < groups; g++)
+		c->mult[g] = 1;
+}
+
+/* Codes trit − 1 of `len` tq1_0 bytes, trits 0 .. trits−1, trit-major:
+ * trit n of byte m is code n·len + m. Returns the next code. */
+static int8_t *tq1_codes(int8_t *q, const uint8_t *bytes, int len, int trits)
+{
+	for (int n = 0; n < trits; n++)
+		for (int m = 0; m < len; m++)
+			*q++ = (int8_t)(tq1_trit(bytes[m], n) - 1);
+	return q;
+}
+
 /* tq1_0: qs[0..31] hold elements 0..159 (trit n of byte m is element
  * 32n + m), qs[32..47] elements 160..239 (16n + m), qh[0..3] elements
  * 240..255 (4n + m); x = d·(trit − 1). */
@@ -666,18 +684,10 @@ static void codes_tq1_0(const void *src, struct codes *c)
 	const struct block_tq1_0 *b = src;
 	int8_t *q = c->q;
 
-	c->d = f16_to_f32(b->d);
-	for (int g = 0; g < QK_K / 16; g++)
-		c->mult[g] = 1;
-	for (int n = 0; n < 5; n++)
-		for (int m = 0; m < 32; m++)
-			*q++ = (int8_t)(tq1_trit(b->qs[m], n) - 1);
-	for (int n = 0; n < 5; n++)
-		for (int m = 0; m < 16; m++)
-			*q++ = (int8_t)(tq1_trit(b->qs[32 + m], n) - 1);
-	for (int n = 0; n < 4; n++)
-		for (int m = 0; m < 4; m++)
-			*q++ = (int8_t)(tq1_trit(b->qh[m], n) - 1);
+	one_scale(c, f16_to_f32(b->d), QK_K / 16);
+	q = tq1_codes(q, b->qs, 32, 5);
+	q = tq1_codes(q, b->qs + 32, 16, 5);
+	tq1_codes(q, b->qh, 4, 4);
 }
 
 /* tq2_0: 2 bits per element: bits 2l of byte 32h + m are element
@@ -687,9 +697,7 @@ static void codes_tq2_0(const void *src, struct codes *c)
 	const struct block_tq2_0 *b = src;
 	int8_t *q = c->q;
 
-	c->d = f16_to_f32(b->d);
-	for (int g = 0; g < QK_K / 16; g++)
-		c->mult[g] = 1;
+	one_scale(c, f16_to_f32(b->d), QK_K / 16);
 	for (int h = 0; h < 2; h++)
 		for (int l = 0; l < 4; l++)
 			for (int m = 0; m < 32; m++)
@@ -709,8 +717,7 @@ static void codes_mxfp4(const void *src, struct codes *c)
 {
 	const struct block_mxfp4 *b = src;
 
-	c->d = e8m0_half(b->e);
-	c->mult[0] = c->mult[1] = 1;
+	one_scale(c, e8m0_half(b->e), QK_MXFP4 / 16);
 	for (int j = 0; j < QK_MXFP4 / 2; j++) {
 		c->q[j] = ref_kvalues_mxfp4[b->qs[j] & 0x0f];
 		c->q[j + QK_MXFP4 / 2] = ref_kvalues_mxfp4[b->qs[j] >> 4];
