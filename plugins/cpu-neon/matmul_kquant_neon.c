@@ -258,12 +258,27 @@ static DOT_ALWAYS_INLINE void tq2_0_block(const struct block_tq2_0 *b, struct kq
 	crumbs(b->qs, k->q);
 }
 
-/* 16 quants of an i-quant from two grid entries (8 bytes each) and their
- * 16 sign bits (bit j for byte j), with m = 0 or −1 per bit: ±grid for
- * iq2 and iq3 ((g ^ m) − m), 8·grid ± 1 for iq1 (8g + (m | 1)). */
-static inline int8x16_t iq_quants(uint64_t g0, uint64_t g1, uint32_t signs, int iq1)
+/* Group h (elements 16h .. 16h + 15) of an i-quant sub-block: its grid
+ * entries' bytes, two entries of 8 (iq2, iq1) or four of 4 (iq3), each
+ * loaded straight into its lanes. */
+static DOT_ALWAYS_INLINE int8x16_t iq_entries(enum iq_format f, const struct iq_sub *s, int h)
 {
-	const int8x16_t g = vreinterpretq_s8_u64(vcombine_u64(vcreate_u64(g0), vcreate_u64(g1)));
+	uint32x4_t v;
+
+	if (iq_entry_bytes(f) == 8)
+		return vreinterpretq_s8_u8(vcombine_u8(vld1_u8(s->entry[2 * h]), vld1_u8(s->entry[2 * h + 1])));
+	v = vdupq_n_u32(iq_u32(s->entry[4 * h]));
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 1]), v, 1);
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 2]), v, 2);
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 3]), v, 3);
+	return vreinterpretq_s8_u32(v);
+}
+
+/* 16 quants from their grid values g and their 16 sign bits (bit j for
+ * byte j), with m = 0 or −1 per bit: ±g for iq2 and iq3 ((g ^ m) − m),
+ * 8·g ± 1 for iq1 (8g + (m | 1)). */
+static inline int8x16_t iq_quants(int8x16_t g, uint32_t signs, int iq1)
+{
 	const int8x16_t m = vreinterpretq_s8_u8(bit_bytes(signs));
 
 	if (iq1)
@@ -271,16 +286,16 @@ static inline int8x16_t iq_quants(uint64_t g0, uint64_t g1, uint32_t signs, int 
 	return vsubq_s8(veorq_s8(g, m), m);
 }
 
-/* The grid i-quants, sub-block by sub-block (iq_subblocks.h): the two
- * groups of sub-block ib from its entries 0, 1 and 2, 3, the scales
- * 2ls + 1, d the block's f16 times the format's power of two. */
+/* The grid i-quants, sub-block by sub-block (iq_subblocks.h): two groups
+ * of 16 each, the scales 2ls + 1, d the block's f16 times the format's
+ * power of two. */
 static DOT_ALWAYS_INLINE void iq_block(enum iq_format f, const void *b, struct kq_block *k)
 {
 	for (int ib = 0; ib < QK_K / 32; ib++) {
 		const struct iq_sub s = iq_sub_of(f, b, ib);
 
 		for (int h = 0; h < 2; h++) {
-			k->q[2 * ib + h] = iq_quants(s.grid[2 * h], s.grid[2 * h + 1], s.signs >> 16 * h, iq_is_iq1(f));
+			k->q[2 * ib + h] = iq_quants(iq_entries(f, &s, h), s.signs >> 16 * h, iq_is_iq1(f));
 			k->sc[2 * ib + h] = (int8_t)s.scale[h];
 			k->bias[2 * ib + h] = 0;
 		}
