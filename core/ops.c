@@ -315,24 +315,8 @@ struct attn_views {
 static gllmk_status check_attn_kv(const char *fn, const struct attn_views *a, int64_t *kv_cap)
 {
 	int paged = a->bt.t != NULL;
-	int nd = paged ? 4 : 3;
-	const char *klay = paged ? "[nblk, B, Hkv, D] (paged)" : "[Tkv, Hkv, D]";
-	const char *vlay = paged ? "[nblk, B, Hkv, Dv] (paged)" : "[Tkv, Hkv, Dv]";
 
-	if (unlikely(a->v.t->dtype != a->k.t->dtype))
-		return core_error(GLLMK_E_DTYPE, "%s: v.dtype = %s but k.dtype = %s (k and v share a dtype)", fn,
-				  a->v.dt->name, a->k.dt->name);
-	CHECK(core_check_ndim(fn, &a->k, nd, klay));
-	CHECK(core_check_ndim(fn, &a->v, nd, vlay));
-	for (int d = 0; d < nd - 1; d++)
-		CHECK(core_check_dim(fn, &a->v, d, &a->k, d, "k and v hold the same tokens and heads"));
-	CHECK(core_check_dim(fn, &a->k, nd - 1, &a->q, 2, "D must match"));
-	CHECK(core_check_dim(fn, &a->v, nd - 1, &a->out, 2, "Dv must match"));
-	if (unlikely(a->q.t->shape[1] % a->k.t->shape[nd - 2]))
-		return core_error(GLLMK_E_SHAPE,
-				  "%s: q.shape[1] = %" PRId64 " is not a multiple of k.shape[%d] = %" PRId64
-				  " (Hq must be a multiple of Hkv)", fn, a->q.t->shape[1], nd - 2,
-				  a->k.t->shape[nd - 2]);
+	CHECK(core_check_kv(fn, &a->q, &a->out, &a->k, &a->v, paged));
 	if (!paged) {
 		*kv_cap = a->k.t->shape[0];
 		return GLLMK_OK;

@@ -50,25 +50,25 @@ static gllmk_status check_q_out(const char *fn, const struct ext_views *a, int v
 }
 
 /* k and v: [Tkv, Hkv, D] contiguous or [nblk, B, Hkv, D] paged, one dtype,
- * Hq a multiple of Hkv. */
-static gllmk_status check_kv(const char *fn, const struct ext_views *a, int paged)
+ * Hq a multiple of Hkv. gllmk_attention's check_attn_kv (ops.c) uses it too. */
+gllmk_status core_check_kv(const char *fn, const struct core_view *q, const struct core_view *out,
+			   const struct core_view *k, const struct core_view *v, int paged)
 {
 	const int nd = paged ? 4 : 3;
 
-	if (unlikely(a->v.t->dtype != a->k.t->dtype))
+	if (unlikely(v->t->dtype != k->t->dtype))
 		return core_error(GLLMK_E_DTYPE, "%s: v.dtype = %s but k.dtype = %s (k and v share a dtype)", fn,
-				  a->v.dt->name, a->k.dt->name);
-	CHECK(core_check_ndim(fn, &a->k, nd, paged ? "[nblk, B, Hkv, D] (paged)" : "[Tkv, Hkv, D]"));
-	CHECK(core_check_ndim(fn, &a->v, nd, paged ? "[nblk, B, Hkv, Dv] (paged)" : "[Tkv, Hkv, Dv]"));
+				  v->dt->name, k->dt->name);
+	CHECK(core_check_ndim(fn, k, nd, paged ? "[nblk, B, Hkv, D] (paged)" : "[Tkv, Hkv, D]"));
+	CHECK(core_check_ndim(fn, v, nd, paged ? "[nblk, B, Hkv, Dv] (paged)" : "[Tkv, Hkv, Dv]"));
 	for (int d = 0; d < nd - 1; d++)
-		CHECK(core_check_dim(fn, &a->v, d, &a->k, d, "k and v hold the same tokens and heads"));
-	CHECK(core_check_dim(fn, &a->k, nd - 1, &a->q, 2, "D must match"));
-	CHECK(core_check_dim(fn, &a->v, nd - 1, &a->out, 2, "Dv must match"));
-	if (unlikely(a->q.t->shape[1] % a->k.t->shape[nd - 2]))
+		CHECK(core_check_dim(fn, v, d, k, d, "k and v hold the same tokens and heads"));
+	CHECK(core_check_dim(fn, k, nd - 1, q, 2, "D must match"));
+	CHECK(core_check_dim(fn, v, nd - 1, out, 2, "Dv must match"));
+	if (unlikely(q->t->shape[1] % k->t->shape[nd - 2]))
 		return core_error(GLLMK_E_SHAPE,
 				  "%s: q.shape[1] = %" PRId64 " is not a multiple of k.shape[%d] = %" PRId64
-				  " (Hq must be a multiple of Hkv)", fn, a->q.t->shape[1], nd - 2,
-				  a->k.t->shape[nd - 2]);
+				  " (Hq must be a multiple of Hkv)", fn, q->t->shape[1], nd - 2, k->t->shape[nd - 2]);
 	return GLLMK_OK;
 }
 
@@ -157,7 +157,7 @@ static gllmk_status check_attention_ext(gllmk_context *ctx, gllmk_t out, gllmk_t
 	CHECK(core_view_opt(ctx, fn, "block_table", block_table, CORE_IN, CORE_DT_I32, "i32", &a.bt));
 	CHECK(read_params(fn, p, full));
 	CHECK(check_q_out(fn, &a, 0));
-	CHECK(check_kv(fn, &a, a.bt.t != NULL));
+	CHECK(core_check_kv(fn, &a.q, &a.out, &a.k, &a.v, a.bt.t != NULL));
 	CHECK(check_ext_len(fn, &a, full->kv_len));
 	CHECK(check_sinks(fn, &a));
 	CHECK(check_scalars(fn, full));
@@ -208,7 +208,7 @@ static gllmk_status check_attention_varlen(gllmk_context *ctx, gllmk_t out, gllm
 	CHECK(read_params(fn, p, full));
 	full->kv_len = 0; /* ignored: each sequence's is in kv_len */
 	CHECK(check_q_out(fn, &a, 1));
-	CHECK(check_kv(fn, &a, 1));
+	CHECK(core_check_kv(fn, &a.q, &a.out, &a.k, &a.v, 1));
 	CHECK(check_varlen_index(fn, &a));
 	CHECK(check_sinks(fn, &a));
 	CHECK(check_scalars(fn, full));

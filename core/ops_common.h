@@ -93,4 +93,10 @@ static inline __attribute__((always_inline)) gllmk_status check_unary(gllmk_cont
 	return GLLMK_OK;
 }
 
+/* Attention's k and v against q and out (ops_attention_ext.c): one dtype,
+ * [Tkv, Hkv, D] or paged [nblk, B, Hkv, D], D and Dv matching, Hq a
+ * multiple of Hkv. */
+gllmk_status core_check_kv(const char *fn, const struct core_view *q, const struct core_view *out,
+			   const struct core_view *k, const struct core_view *v, int paged);
+
 #endif

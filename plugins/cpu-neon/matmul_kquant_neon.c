@@ -1,9 +1,11 @@
 /* The 256-element formats against q8_K activations: the K-quants (q2_K,
- * q3_K, q4_K, q5_K, q6_K) and iq4_xs, in integer arithmetic (the
- * vocabulary of neon_dot.h, built twice the same way). One body for the
- * six: a format decodes a block into its 256 quants as signed bytes (16
- * vectors, one group of 16 elements each, in element order), the 16
- * groups' scales and the coefficient of each group's Σ x, and
+ * q3_K, q4_K, q5_K, q6_K), iq4_xs, the ternary tq1_0 and tq2_0 and the
+ * grid i-quants (iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m), in
+ * integer arithmetic (the vocabulary of neon_dot.h, built twice the same
+ * way). One body for all: a format decodes a block into its 256 quants as
+ * signed bytes (16 vectors, one group of 16 elements each, in element
+ * order), the 16 groups' scales and the coefficient of each group's Σ x,
+ * and
  *
  *   Σ y·x = d·dx·Σ_g sc_g·Σ_g q·x − dbias·dx·Σ_g bias_g·Σ_g x
  *
@@ -16,13 +18,20 @@
  *   q5_K    y = d·sc·q − dmin·m    q 0..31 (the qh bit as 16)
  *   q6_K    y = d·sc·(q − 32)      q 0..63: bias sc, dbias 32·d
  *   iq4_xs  y = d·(ls − 32)·T[q]   T[q] −127..113: no bias
+ *   tq1_0   y = d·(t − 1)          t 0..2, a trit: sc 1, bias 1, dbias d
+ *   tq2_0   y = d·(q − 1)          q 0..3: sc 1, bias 1, dbias d
+ *   iq*     y = d·f·(2ls + 1)·c    c ±grid (iq2, iq3) or 8·grid ± 1 (iq1),
+ *                                  f the format's power of two
+ *                                  (iq_subblocks.h): sc 2ls + 1, no bias
  *
- * (q4_K, q5_K and iq4_xs have a scale per 32 elements: each twice.) The
- * int32 sum of a block stays below 2^28 (63·127·16 per group, |sc| < 128).
+ * (q4_K, q5_K, iq4_xs, iq2_xxs, iq3_xxs, iq3_s and iq1_s have a scale per
+ * 32 elements: each twice.) The int32 sum of a block stays below 2^28
+ * (63·127·16 per group, |sc| < 128; iq3_xxs: 62·127·16·31).
  */
 #include <stddef.h>
 #include <string.h>
 
+#include "iq_subblocks.h"
 #include "neon_dot.h"
 
 /* One block as the body meets it. */
@@ -196,16 +205,137 @@ static DOT_ALWAYS_INLINE void iq4_xs_block(const struct block_iq4_xs *b, struct 
 	k->dbias = 0.0f;
 }
 
-enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_IQ4_XS };
+/* tq1_0's and tq2_0's one scale: every group's sc and bias 1, d both
+ * factors (y = d·q − d). */
+static DOT_ALWAYS_INLINE void ternary_head(uint16_t d, struct kq_block *k)
+{
+	for (int g = 0; g < 16; g++) {
+		k->sc[g] = 1;
+		k->bias[g] = 1;
+	}
+	k->d = k->dbias = f16_to_f32(d);
+}
+
+/* Trit n (0..2) of 16 tq1_0 bytes, pow3 holding 3^n: a byte is a
+ * fixed-point fraction of 3^5 (ggml's packing), so the product by 3^n
+ * (mod 256) has trit n on top, and (q·3) >> 8 reads it. In bytes that is
+ * ((q + (q >> 1)) >> 1) >> 6: for odd q, 3q is one more than
+ * 2·(q + (q >> 1)), an odd number, never a multiple of 256. */
+static inline int8x16_t tq1_trits(uint8x16_t bytes, uint8x16_t pow3)
+{
+	const uint8x16_t q = vmulq_u8(bytes, pow3);
+
+	return vreinterpretq_s8_u8(vshrq_n_u8(vhaddq_u8(q, vshrq_n_u8(q, 1)), 6));
+}
+
+/* tq1_0: trit n of qs[m] is element 32n + m (m < 32: groups 2n, 2n + 1),
+ * of qs[32 + m] element 160 + 16n + m (group 10 + n), of qh[m] element
+ * 240 + 4n + m (group 15: qh's 4 bytes four times over, by 3^(j / 4)). */
+static DOT_ALWAYS_INLINE void tq1_0_block(const struct block_tq1_0 *b, struct kq_block *k)
+{
+	static const uint8_t pow3[5] = { 1, 3, 9, 27, 81 };
+	static const uint8_t qh_pow3[16] = { 1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27 };
+	const uint8x16_t q0 = vld1q_u8(b->qs), q1 = vld1q_u8(b->qs + 16), q2 = vld1q_u8(b->qs + 32);
+	uint32_t qh;
+
+	ternary_head(b->d, k);
+	for (int n = 0; n < 5; n++) {
+		const uint8x16_t p = vdupq_n_u8(pow3[n]);
+
+		k->q[2 * n] = tq1_trits(q0, p);
+		k->q[2 * n + 1] = tq1_trits(q1, p);
+		k->q[10 + n] = tq1_trits(q2, p);
+	}
+	memcpy(&qh, b->qh, 4);
+	k->q[15] = tq1_trits(vreinterpretq_u8_u32(vdupq_n_u32(qh)), vld1q_u8(qh_pow3));
+}
+
+/* tq2_0: 2-bit codes in q2_K's order (bits 2s of byte 32h + l are element
+ * 128h + 32s + l). */
+static DOT_ALWAYS_INLINE void tq2_0_block(const struct block_tq2_0 *b, struct kq_block *k)
+{
+	ternary_head(b->d, k);
+	crumbs(b->qs, k->q);
+}
+
+/* Group h (elements 16h .. 16h + 15) of an i-quant sub-block: its grid
+ * entries' bytes, two entries of 8 (iq2, iq1) or four of 4 (iq3), each
+ * loaded straight into its lanes. */
+static DOT_ALWAYS_INLINE int8x16_t iq_entries(enum iq_format f, const struct iq_sub *s, int h)
+{
+	uint32x4_t v;
+
+	if (iq_entry_bytes(f) == 8)
+		return vreinterpretq_s8_u8(vcombine_u8(vld1_u8(s->entry[2 * h]), vld1_u8(s->entry[2 * h + 1])));
+	v = vdupq_n_u32(iq_u32(s->entry[4 * h]));
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 1]), v, 1);
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 2]), v, 2);
+	v = vsetq_lane_u32(iq_u32(s->entry[4 * h + 3]), v, 3);
+	return vreinterpretq_s8_u32(v);
+}
+
+/* 16 quants from their grid values g and their 16 sign bits (bit j for
+ * byte j), with m = 0 or −1 per bit: ±g for iq2 and iq3 ((g ^ m) − m),
+ * 8·g ± 1 for iq1 (8g + (m | 1)). */
+static inline int8x16_t iq_quants(int8x16_t g, uint32_t signs, int iq1)
+{
+	const int8x16_t m = vreinterpretq_s8_u8(bit_bytes(signs));
+
+	if (iq1)
+		return vaddq_s8(vshlq_n_s8(g, 3), vorrq_s8(m, vdupq_n_s8(1)));
+	return vsubq_s8(veorq_s8(g, m), m);
+}
+
+/* The grid i-quants, sub-block by sub-block (iq_subblocks.h): two groups
+ * of 16 each, the scales 2ls + 1, d the block's f16 times the format's
+ * power of two. */
+static DOT_ALWAYS_INLINE void iq_block(enum iq_format f, const void *b, struct kq_block *k)
+{
+	for (int ib = 0; ib < QK_K / 32; ib++) {
+		const struct iq_sub s = iq_sub_of(f, b, ib);
+
+		for (int h = 0; h < 2; h++) {
+			k->q[2 * ib + h] = iq_quants(iq_entries(f, &s, h), s.signs >> 16 * h, iq_is_iq1(f));
+			k->sc[2 * ib + h] = (int8_t)s.scale[h];
+			k->bias[2 * ib + h] = 0;
+		}
+	}
+	k->d = f16_to_f32(iq_d(f, b)) * iq_factor(f);
+	k->dbias = 0.0f;
+}
+
+/* The i-quants last, in iq_format's order. */
+enum kq_format {
+	KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_IQ4_XS, KQ_TQ1_0, KQ_TQ2_0,
+	KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ1_S, KQ_IQ1_M,
+};
+_Static_assert(KQ_IQ1_M - KQ_IQ2_XXS == IQ_IQ1_M - IQ_IQ2_XXS, "i-quants in iq_format's order");
+
+static DOT_ALWAYS_INLINE int kq_is_iq(enum kq_format f)
+{
+	return f >= KQ_IQ2_XXS;
+}
+
+static DOT_ALWAYS_INLINE enum iq_format kq_iq_format(enum kq_format f)
+{
+	return (enum iq_format)(IQ_IQ2_XXS + (f - KQ_IQ2_XXS));
+}
+
+/* iq4_xs and the grid i-quants have no Σ x term. */
+static DOT_ALWAYS_INLINE int kq_has_bias(enum kq_format f)
+{
+	return f != KQ_IQ4_XS && !kq_is_iq(f);
+}
 
 static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
 {
 	static const int64_t bytes[] = {
-		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K), sizeof(struct block_iq4_xs),
+		sizeof(struct block_q2_K), sizeof(struct block_q3_K),  sizeof(struct block_q4_K),
+		sizeof(struct block_q5_K), sizeof(struct block_q6_K),  sizeof(struct block_iq4_xs),
+		sizeof(struct block_tq1_0), sizeof(struct block_tq2_0),
 	};
 
-	return bytes[f];
+	return kq_is_iq(f) ? iq_block_bytes(kq_iq_format(f)) : bytes[f];
 }
 
 /* Block i of a row of format f. */
@@ -219,7 +349,10 @@ static DOT_ALWAYS_INLINE void kq_decode(enum kq_format f, const void *row, int64
 	case KQ_Q4_K: q4_K_block((const struct block_q4_K *)b, k); break;
 	case KQ_Q5_K: q5_K_block((const struct block_q5_K *)b, k); break;
 	case KQ_Q6_K: q6_K_block((const struct block_q6_K *)b, k); break;
-	default: iq4_xs_block((const struct block_iq4_xs *)b, k); break;
+	case KQ_IQ4_XS: iq4_xs_block((const struct block_iq4_xs *)b, k); break;
+	case KQ_TQ1_0: tq1_0_block((const struct block_tq1_0 *)b, k); break;
+	case KQ_TQ2_0: tq2_0_block((const struct block_tq2_0 *)b, k); break;
+	default: iq_block(kq_iq_format(f), b, k); break;
 	}
 }
 
@@ -261,7 +394,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 			for (int g = 0; g < 16; g++)
 				isum = vmlaq_n_s32(isum, dot16(vdupq_n_s32(0), k.q[g], xq[g]), k.sc[g]);
 			sum[r] += x[i].d * k.d * (float)vaddvq_s32(isum);
-			if (f != KQ_IQ4_XS)
+			if (kq_has_bias(f))
 				sum[r] -= x[i].d * k.dbias * (float)kq_bias(k.bias, bs0, bs1);
 		}
 	}
@@ -277,3 +410,12 @@ DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
 DEFINE_KQ(iq4_xs, KQ_IQ4_XS)
+DEFINE_KQ(tq1_0, KQ_TQ1_0)
+DEFINE_KQ(tq2_0, KQ_TQ2_0)
+DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ(iq2_s, KQ_IQ2_S)
+DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ(iq3_s, KQ_IQ3_S)
+DEFINE_KQ(iq1_s, KQ_IQ1_S)
+DEFINE_KQ(iq1_m, KQ_IQ1_M)

@@ -1,12 +1,14 @@
 /* The other 32-element formats against q8_0 activations (q4_1, q5_0, q5_1,
- * iq4_nl), in integer arithmetic as matmul_quant_neon.c's (the one body of
+ * iq4_nl, mxfp4), in integer arithmetic as matmul_quant_neon.c's (the one body of
  * neon_dot.h, built twice the same way):
  *
  *   q4_1, q5_1  Σ (d·q + m)·dx·xq = d·dx·Σ q·xq + m·dx·Σ xq, q 0..15 and
  *               0..31 as signed bytes, Σ xq per block once for all rows;
  *   q5_0        q − 16 (−16..15) as signed bytes;
  *   iq4_nl      the 4-bit indices through the code book (tbl), T[i] as
- *               signed bytes.
+ *               signed bytes;
+ *   mxfp4       the same through E2M1's code book (values doubled), the
+ *               block scale the E8M0 byte's half (ggml's arithmetic).
  *
  * iq4_xs, a 256-element format against q8_K, is one of the K-quant body's
  * formats (matmul_kquant_neon.c).
@@ -58,9 +60,19 @@ static inline int32x4_t row_iq4_nl(const struct block_iq4_nl *w, int8x16_t x0, i
 	return dot32(iq4_lookup(nibbles_lo(q)), iq4_lookup(nibbles_hi(q)), x0, x1);
 }
 
+/* mxfp4: q4_0's nibble order (low nibbles elements 0..15). */
+static inline int32x4_t row_mxfp4(const struct block_mxfp4 *w, int8x16_t x0, int8x16_t x1)
+{
+	const uint8x16_t q = vld1q_u8(w->qs);
+
+	return dot32(mxfp4_lookup(nibbles_lo(q)), mxfp4_lookup(nibbles_hi(q)), x0, x1);
+}
+
 #define MIN_M(w) f16_to_f32((w)->m)
+#define E8M0_HALF(w) e8m0_half_to_f32((w)->e)
 
 NEON_DEFINE_DOT_32(q4_1, block_q4_1, 1, MIN_M)
 NEON_DEFINE_DOT_32(q5_0, block_q5_0, 0, NO_MIN)
 NEON_DEFINE_DOT_32(q5_1, block_q5_1, 1, MIN_M)
 NEON_DEFINE_DOT_32(iq4_nl, block_iq4_nl, 0, NO_MIN)
+NEON_DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, 0, NO_MIN, E8M0_HALF)

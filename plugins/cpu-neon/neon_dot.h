@@ -10,7 +10,9 @@
  * NEON_DEFINE_DOT_32 is the multi-row body of every 32-element format
  * against q8_0 activations: a format gives row_<t> (one block's integer
  * dot against the activation block's 32 bytes) and, with a min, min_of(w)
- * (the block's min in f32; NO_MIN for the others).
+ * (the block's min in f32; NO_MIN for the others);
+ * NEON_DEFINE_DOT_32_SCALED the same with scale_of(w), the block's scale
+ * in f32, for a format whose scale is not the f16 d (mxfp4's E8M0 byte).
  */
 #ifndef GLLMK_NEON_DOT_H
 #define GLLMK_NEON_DOT_H
@@ -19,6 +21,7 @@
 
 #include "dot_rows.h"
 #include "fp16.h"
+#include "ref/codebooks.h"
 #include "neon_kernels.h"
 #include "quant_blocks.h"
 
@@ -65,6 +68,12 @@ static inline int8x16_t iq4_lookup(int8x16_t idx)
 	return vqtbl1q_s8(vld1q_s8(iq4nl_values), vreinterpretq_u8_s8(idx));
 }
 
+/* mxfp4's code book (E2M1 values doubled) at 16 indices 0..15. */
+static inline int8x16_t mxfp4_lookup(int8x16_t idx)
+{
+	return vqtbl1q_s8(vld1q_s8(ref_kvalues_mxfp4), vreinterpretq_u8_s8(idx));
+}
+
 /* Bits 0..15 of `bits` as 16 bytes, 0xff where set. */
 static inline uint8x16_t bit_bytes(uint32_t bits)
 {
@@ -76,12 +85,13 @@ static inline uint8x16_t bit_bytes(uint32_t bits)
 /* -------------------------------------------------- 32-element blocks */
 
 #define NO_MIN(w) 0.0f
+#define F16_D(w) f16_to_f32((w)->d)
 
 /* The rows a block at a time: the activation block's bytes, its scale and
  * (with_min) dx·Σ x loaded once for all rows; per row one integer dot,
  * scaled by d·dx, and with_min m·dx·Σ x (Σ (d·q + m)·dx·xq). Every 8 blocks
  * each row prefetches the next 8 blocks' bytes DOT_PREFETCH_AHEAD on. */
-#define NEON_DEFINE_DOT_32(t, wblock, with_min, min_of)                                                       \
+#define NEON_DEFINE_DOT_32_SCALED(t, wblock, with_min, min_of, scale_of)                                       \
 	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
 					       float *out, const int rows)                                  \
 	{                                                                                           \
@@ -105,7 +115,7 @@ static inline uint8x16_t bit_bytes(uint32_t bits)
 				const struct wblock *w = (const struct wblock *)dot_row_at(wv, stride, r) + i; \
                                                                                                     \
 				acc[r] = vfmaq_n_f32(acc[r], vcvtq_f32_s32(row_##t(w, x0, x1)),     \
-						     f16_to_f32(w->d) * dx);                        \
+						     scale_of(w) * dx);                             \
 				if (with_min)                                                       \
 					macc[r] += min_of(w) * xs;                                  \
 			}                                                                           \
@@ -114,5 +124,9 @@ static inline uint8x16_t bit_bytes(uint32_t bits)
 			out[r] = vaddvq_f32(acc[r]) + macc[r];                                      \
 	}                                                                                           \
 	DEFINE_DOT_ENTRIES(ISA, t, n / QK8_0 * (int64_t)sizeof(struct wblock), NEON_DOT_ROWS)
+
+/* The formats whose block scale is the f16 d. */
+#define NEON_DEFINE_DOT_32(t, wblock, with_min, min_of) \
+	NEON_DEFINE_DOT_32_SCALED(t, wblock, with_min, min_of, F16_D)
 
 #endif

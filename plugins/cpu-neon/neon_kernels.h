@@ -32,10 +32,16 @@ void neon_quant_row_q8_K(const float *src, void *dst, int64_t n);
 	/* matmul_legacy_neon.c */                                              \
 	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)           \
 	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)         \
+	DOT_ENTRIES_DECLARE(isa, mxfp4)                                         \
 	/* matmul_kquant_neon.c */                                              \
 	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)           \
 	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q5_K)           \
-	DOT_ENTRIES_DECLARE(isa, q6_K) DOT_ENTRIES_DECLARE(isa, iq4_xs)
+	DOT_ENTRIES_DECLARE(isa, q6_K) DOT_ENTRIES_DECLARE(isa, iq4_xs)         \
+	DOT_ENTRIES_DECLARE(isa, tq1_0) DOT_ENTRIES_DECLARE(isa, tq2_0)         \
+	DOT_ENTRIES_DECLARE(isa, iq2_xxs) DOT_ENTRIES_DECLARE(isa, iq2_xs)      \
+	DOT_ENTRIES_DECLARE(isa, iq2_s) DOT_ENTRIES_DECLARE(isa, iq3_xxs)       \
+	DOT_ENTRIES_DECLARE(isa, iq3_s) DOT_ENTRIES_DECLARE(isa, iq1_s)         \
+	DOT_ENTRIES_DECLARE(isa, iq1_m)
 NEON_DECLARE_VEC_DOTS(neon)
 NEON_DECLARE_VEC_DOTS(neondot)
 

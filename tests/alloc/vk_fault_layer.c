@@ -105,34 +105,43 @@ static VkResult VKAPI_CALL fault_CreateDevice(VkPhysicalDevice pd, const VkDevic
 	return VK_SUCCESS;
 }
 
+static PFN_vkVoidFunction VKAPI_CALL fault_GetInstanceProcAddr(VkInstance inst, const char *name);
 static PFN_vkVoidFunction VKAPI_CALL fault_GetDeviceProcAddr(VkDevice dev, const char *name);
+
+/* The layer's own entry points by name; NULL: pass the call down. */
+static PFN_vkVoidFunction intercepted(const char *name, int instance_level)
+{
+	static const struct {
+		const char *name;
+		PFN_vkVoidFunction fn;
+		int instance_only;
+	} own[] = {
+		{ "vkCreateInstance", (PFN_vkVoidFunction)fault_CreateInstance, 1 },
+		{ "vkCreateDevice", (PFN_vkVoidFunction)fault_CreateDevice, 1 },
+		{ "vkGetInstanceProcAddr", (PFN_vkVoidFunction)fault_GetInstanceProcAddr, 1 },
+		{ "vkGetDeviceProcAddr", (PFN_vkVoidFunction)fault_GetDeviceProcAddr, 0 },
+		{ "vkAllocateMemory", (PFN_vkVoidFunction)fault_AllocateMemory, 0 },
+		{ "vkFreeMemory", (PFN_vkVoidFunction)fault_FreeMemory, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if ((instance_level || !own[i].instance_only) && !strcmp(name, own[i].name))
+			return own[i].fn;
+	return NULL;
+}
 
 static PFN_vkVoidFunction VKAPI_CALL fault_GetInstanceProcAddr(VkInstance inst, const char *name)
 {
-	if (!strcmp(name, "vkCreateInstance"))
-		return (PFN_vkVoidFunction)fault_CreateInstance;
-	if (!strcmp(name, "vkCreateDevice"))
-		return (PFN_vkVoidFunction)fault_CreateDevice;
-	if (!strcmp(name, "vkGetInstanceProcAddr"))
-		return (PFN_vkVoidFunction)fault_GetInstanceProcAddr;
-	if (!strcmp(name, "vkGetDeviceProcAddr"))
-		return (PFN_vkVoidFunction)fault_GetDeviceProcAddr;
-	if (!strcmp(name, "vkAllocateMemory"))
-		return (PFN_vkVoidFunction)fault_AllocateMemory;
-	if (!strcmp(name, "vkFreeMemory"))
-		return (PFN_vkVoidFunction)fault_FreeMemory;
-	return next_gipa ? next_gipa(inst, name) : NULL;
+	PFN_vkVoidFunction fn = intercepted(name, 1);
+
+	return fn ? fn : next_gipa ? next_gipa(inst, name) : NULL;
 }
 
 static PFN_vkVoidFunction VKAPI_CALL fault_GetDeviceProcAddr(VkDevice dev, const char *name)
 {
-	if (!strcmp(name, "vkGetDeviceProcAddr"))
-		return (PFN_vkVoidFunction)fault_GetDeviceProcAddr;
-	if (!strcmp(name, "vkAllocateMemory"))
-		return (PFN_vkVoidFunction)fault_AllocateMemory;
-	if (!strcmp(name, "vkFreeMemory"))
-		return (PFN_vkVoidFunction)fault_FreeMemory;
-	return next_gdpa(dev, name);
+	PFN_vkVoidFunction fn = intercepted(name, 0);
+
+	return fn ? fn : next_gdpa(dev, name);
 }
 
 EXPORT VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *v)
