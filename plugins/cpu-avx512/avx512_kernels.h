@@ -53,7 +53,11 @@ void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b
 	DOT_ENTRIES_DECLARE(isa, iq4_xs)                                                 \
 	/* matmul_kquant_avx512.c (with q4_K and q6_K) */                                \
 	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)                   \
-	DOT_ENTRIES_DECLARE(isa, q5_K)
+	DOT_ENTRIES_DECLARE(isa, q5_K) DOT_ENTRIES_DECLARE(isa, tq1_0)                  \
+	DOT_ENTRIES_DECLARE(isa, tq2_0) DOT_ENTRIES_DECLARE(isa, iq2_xxs)               \
+	DOT_ENTRIES_DECLARE(isa, iq2_xs) DOT_ENTRIES_DECLARE(isa, iq2_s)                \
+	DOT_ENTRIES_DECLARE(isa, iq3_xxs) DOT_ENTRIES_DECLARE(isa, iq3_s)               \
+	DOT_ENTRIES_DECLARE(isa, iq1_s) DOT_ENTRIES_DECLARE(isa, iq1_m)
 AVX512_DECLARE_DOTS(avx512)
 AVX512_DECLARE_DOTS(avx512vnni)
 

@@ -50,6 +50,15 @@
 		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
 		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
 		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
+		.matmul[GLLMK_TQ1_0] = AVX512_KQ_MATMUL(dots, tq1_0),                      \
+		.matmul[GLLMK_TQ2_0] = AVX512_KQ_MATMUL(dots, tq2_0),                      \
+		.matmul[GLLMK_IQ2_XXS] = AVX512_KQ_MATMUL(dots, iq2_xxs),                  \
+		.matmul[GLLMK_IQ2_XS] = AVX512_KQ_MATMUL(dots, iq2_xs),                    \
+		.matmul[GLLMK_IQ2_S] = AVX512_KQ_MATMUL(dots, iq2_s),                      \
+		.matmul[GLLMK_IQ3_XXS] = AVX512_KQ_MATMUL(dots, iq3_xxs),                  \
+		.matmul[GLLMK_IQ3_S] = AVX512_KQ_MATMUL(dots, iq3_s),                      \
+		.matmul[GLLMK_IQ1_S] = AVX512_KQ_MATMUL(dots, iq1_s),                      \
+		.matmul[GLLMK_IQ1_M] = AVX512_KQ_MATMUL(dots, iq1_m),                      \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

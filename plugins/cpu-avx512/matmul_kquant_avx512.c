@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "avx512_dot.h"
+#include "iq_grids.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -182,18 +183,171 @@ static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
 	return k;
 }
 
+/* The ternary formats, y = d·(u − 1) with u 0..2: every group's scale
+ * and bias 1, the − 1 folded (kq_fold 0). */
+static DOT_ALWAYS_INLINE struct kq_block tq_head(uint16_t d)
+{
+	return (struct kq_block){
+		.sc = _mm256_set1_epi16(1),
+		.bias = _mm256_set1_epi16(1),
+		.dh = _mm_cvtsi32_si128(d),
+	};
+}
+
+/* tq2_0's 2-bit fields are q2_K's (crumbs' order). */
+static DOT_ALWAYS_INLINE struct kq_block tq2_0_block(const struct block_tq2_0 *b)
+{
+	struct kq_block k = tq_head(b->d);
+
+	crumbs(b->qs, k.q);
+	return k;
+}
+
+/* Trit j of byte b (its j-th base-3 digit from the top) is
+ * ((b·3^j mod 256)·3) >> 8, i.e. (q > 85) + (q > 170) for q = b·3^j mod
+ * 256. pw: the power for each 16-bit word (both of its bytes). vpmullw of
+ * the words gives the low bytes' q, of the words with their low byte
+ * cleared the high bytes'. */
+static inline __m512i trits(__m512i b, __m512i pw)
+{
+	const __m512i lo = _mm512_mullo_epi16(b, pw);
+	const __m512i hi = _mm512_mullo_epi16(_mm512_and_si512(b, _mm512_set1_epi16((short)0xff00)), pw);
+	const __m512i q = _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, lo, hi);
+	const __m512i one = _mm512_set1_epi8(1);
+	const __m512i t = _mm512_maskz_mov_epi8(_mm512_cmpgt_epu8_mask(q, _mm512_set1_epi8(85)), one);
+
+	return _mm512_mask_add_epi8(t, _mm512_cmpgt_epu8_mask(q, _mm512_set1_epi8((char)170)), t, one);
+}
+
+/* A power of 3 in both words of a dword. */
+#define P3(p) ((p) * 0x10001)
+
+/* tq1_0 in element order: elements 0..159 are trits 0..4 of qs[0..31]
+ * (32 a trit), 160..239 trits 0..4 of qs[32..47], 240..255 trits 0..3 of
+ * qh[0..3]: zmm c holds those bytes, each 16 with its own power of 3. */
+static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b)
+{
+	struct kq_block k = tq_head(b->d);
+	const __m256i q0 = _mm256_loadu_si256((const __m256i *)b->qs);
+	const __m512i b01 = _mm512_broadcast_i64x4(q0);
+	const __m512i q1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(b->qs + 32)));
+
+	k.q[0] = trits(b01, _mm512_setr_epi32(P3(1), P3(1), P3(1), P3(1), P3(1), P3(1), P3(1), P3(1), P3(3), P3(3),
+					      P3(3), P3(3), P3(3), P3(3), P3(3), P3(3)));
+	k.q[1] = trits(b01, _mm512_setr_epi32(P3(9), P3(9), P3(9), P3(9), P3(9), P3(9), P3(9), P3(9), P3(27), P3(27),
+					      P3(27), P3(27), P3(27), P3(27), P3(27), P3(27)));
+	k.q[2] = trits(_mm512_inserti64x4(q1, q0, 0),
+		       _mm512_setr_epi32(P3(81), P3(81), P3(81), P3(81), P3(81), P3(81), P3(81), P3(81), P3(1), P3(1),
+					 P3(1), P3(1), P3(3), P3(3), P3(3), P3(3)));
+	k.q[3] = trits(_mm512_mask_set1_epi32(q1, 0xf000, (int)iq_u32(b->qh)),
+		       _mm512_setr_epi32(P3(9), P3(9), P3(9), P3(9), P3(27), P3(27), P3(27), P3(27), P3(81), P3(81),
+					 P3(81), P3(81), P3(1), P3(3), P3(9), P3(27)));
+	return k;
+}
+
+#undef P3
+
+/* The i-quants (iq_grids.h), 64 elements a zmm in element order: the
+ * grid entries of sub-blocks 2c, 2c + 1, made unsigned for vpdpbusd /
+ * vpmaddubsw with an offset folded out by the bias (kq_fold):
+ * iq2/iq3 64 ± grid (2..126), iq1 8·(grid + 2) ± 1 (7..25, the delta
+ * times 8), the sign bits as a mask. */
+static DOT_ALWAYS_INLINE __m512i iq_quants(struct iq_sub a, struct iq_sub b, int iq1)
+{
+	const __m512i g = _mm512_set_epi64((long long)b.grid[3], (long long)b.grid[2], (long long)b.grid[1],
+					   (long long)b.grid[0], (long long)a.grid[3], (long long)a.grid[2],
+					   (long long)a.grid[1], (long long)a.grid[0]);
+	const __mmask64 neg = _cvtu64_mask64(a.signs | (uint64_t)b.signs << 32);
+
+	if (iq1) {
+		const __m512i one = _mm512_set1_epi8(1);
+		/* grid + 2 is 1..3: the 16-bit shift keeps it in its byte */
+		const __m512i t = _mm512_slli_epi16(_mm512_add_epi8(g, _mm512_set1_epi8(2)), 3);
+
+		return _mm512_mask_sub_epi8(_mm512_add_epi8(t, one), neg, t, one);
+	}
+	const __m512i base = _mm512_set1_epi8(64);
+
+	return _mm512_mask_sub_epi8(_mm512_add_epi8(base, g), neg, base, g);
+}
+
+/* An i-quant block: each group's scale its bias (the offset is 2^kq_fold
+ * times it), d the block's. */
+static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *b)
+{
+	uint64_t sc[2] = { 0, 0 };
+	struct kq_block k;
+
+	for (int c = 0; c < 4; c++) {
+		const struct iq_sub s0 = iq_sub_of(f, b, 2 * c), s1 = iq_sub_of(f, b, 2 * c + 1);
+		const uint64_t four = s0.scale[0] | s0.scale[1] << 8 | s1.scale[0] << 16 | (uint64_t)s1.scale[1] << 24;
+
+		k.q[c] = iq_quants(s0, s1, iq_is_iq1(f));
+		sc[c / 2] |= four << 32 * (c % 2);
+	}
+	k.sc = _mm256_cvtepu8_epi16(_mm_set_epi64x((long long)sc[1], (long long)sc[0]));
+	k.bias = k.sc;
+	k.dh = _mm_cvtsi32_si128(iq_d(f, b));
+	return k;
+}
+
 #define KQ_ROWS AVX512_KQ_DOT_ROWS
 
-enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
+/* The formats of this body; the i-quants in enum iq_format's order. */
+enum kq_format {
+	KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_TQ1_0, KQ_TQ2_0,
+	KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ1_S, KQ_IQ1_M,
+};
+
+static DOT_ALWAYS_INLINE int kq_is_iq(enum kq_format f)
+{
+	return f >= KQ_IQ2_XXS;
+}
+
+static DOT_ALWAYS_INLINE enum iq_format kq_iq(enum kq_format f)
+{
+	return (enum iq_format)(f - KQ_IQ2_XXS);
+}
 
 static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
 {
 	static const int64_t bytes[] = {
 		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K),
+		sizeof(struct block_q5_K), sizeof(struct block_q6_K), sizeof(struct block_tq1_0),
+		sizeof(struct block_tq2_0),
 	};
 
-	return bytes[f];
+	return kq_is_iq(f) ? iq_block_bytes(kq_iq(f)) : bytes[f];
+}
+
+/* How the decoders lay out a block's quants in the 4 zmm (the top). */
+enum kq_order { KQ_ELEMENTS, KQ_CRUMBS, KQ_NIBBLE_PAIRS };
+
+static DOT_ALWAYS_INLINE enum kq_order kq_order(enum kq_format f)
+{
+	if (f == KQ_Q2_K || f == KQ_Q3_K || f == KQ_TQ2_0)
+		return KQ_CRUMBS;
+	return f == KQ_Q4_K || f == KQ_Q5_K ? KQ_NIBBLE_PAIRS : KQ_ELEMENTS;
+}
+
+/* log2 of dbias / d where the bias is subtracted in integers (dbias =
+ * 2^k·d: the weights' offset), −1 where it is kept apart (dmin). */
+static DOT_ALWAYS_INLINE int kq_fold(enum kq_format f)
+{
+	if (kq_is_iq(f))
+		return iq_is_iq1(kq_iq(f)) ? 4 : 6;
+	switch (f) {
+	case KQ_Q6_K: return 5;
+	case KQ_Q3_K: return 2;
+	case KQ_TQ1_0: case KQ_TQ2_0: return 0;
+	default: return -1;
+	}
+}
+
+/* The power of two the i-quants' integers leave out of d (iq_factor). */
+static DOT_ALWAYS_INLINE float kq_factor(enum kq_format f)
+{
+	return kq_is_iq(f) ? iq_factor(kq_iq(f)) : 1.0f;
 }
 
 /* Block i of a row of format f. */
@@ -206,7 +360,10 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
 	case KQ_Q3_K: return q3_K_block((const struct block_q3_K *)b);
 	case KQ_Q4_K: return q4_K_block((const struct block_q4_K *)b);
 	case KQ_Q5_K: return q5_K_block((const struct block_q5_K *)b);
-	default: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_Q6_K: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_TQ1_0: return tq1_0_block((const struct block_tq1_0 *)b);
+	case KQ_TQ2_0: return tq2_0_block((const struct block_tq2_0 *)b);
+	default: return iq_block(kq_iq(f), b);
 	}
 }
 
@@ -221,10 +378,10 @@ static DOT_ALWAYS_INLINE __m512i group_scales(enum kq_format f, __m512i scw, int
 					   13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
 	__m512i idx;
 
-	if (f == KQ_Q4_K || f == KQ_Q5_K)
+	if (kq_order(f) == KQ_NIBBLE_PAIRS)
 		idx = _mm512_add_epi16(_mm512_slli_epi16(_mm512_srli_epi16(w, 4), 1),
 				       _mm512_set1_epi16((short)(4 * (c / 2) + c % 2)));
-	else if (f == KQ_Q2_K || f == KQ_Q3_K) /* 2c + (w / 8) % 2 + 8(w / 16) */
+	else if (kq_order(f) == KQ_CRUMBS) /* 2c + (w / 8) % 2 + 8(w / 16) */
 		idx = _mm512_add_epi16(_mm512_add_epi16(_mm512_and_si512(_mm512_srli_epi16(w, 3), _mm512_set1_epi16(1)),
 							_mm512_slli_epi16(_mm512_srli_epi16(w, 4), 3)),
 				       _mm512_set1_epi16((short)(2 * c)));
@@ -270,7 +427,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 {
 	const struct block_q8_K *x = xv;
 	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
-	const int fold = f == KQ_Q6_K ? 5 : f == KQ_Q3_K ? 2 : 0; /* log2 dbias / d, 0: apart */
+	const int fold = kq_fold(f);
 	__m512 acc[KQ_ROWS];
 	__m256 bacc[KQ_ROWS];
 
@@ -281,13 +438,13 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 	for (int64_t i = 0; i < nb; i++) {
 		const __m256i bs16 = _mm256_loadu_si256((const __m256i *)x[i].bsums);
 		const __m256i bs = f == KQ_Q4_K || f == KQ_Q5_K ? bsums32_high(bs16) : bs16;
-		const __m128 xd = _mm_set1_ps(x[i].d);
+		const __m128 xd = _mm_set1_ps(x[i].d * kq_factor(f));
 		__m512i xq[4];
 
 		load_q8_K(&x[i], xq);
-		if (f != KQ_Q6_K) { /* the decoders' orders, 32 elements at a time */
+		if (kq_order(f) != KQ_ELEMENTS) { /* the decoders' orders, 32 elements at a time */
 			const __m512i x0 = xq[0], x1 = xq[1], x2 = xq[2], x3 = xq[3];
-			const int q2 = f == KQ_Q2_K || f == KQ_Q3_K;
+			const int q2 = kq_order(f) == KQ_CRUMBS;
 			/* crumbs': 0..31, 128..159 | 32..63, 160.. | 64.., 192.. | 96.., 224..;
 			 * nibble_pairs': 0..31, 64..95 | 32..63, 96..127 | 128.., 192.. | 160.., 224.. */
 			xq[0] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(1, 0, 1, 0));
@@ -305,7 +462,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 
 			for (int c = 1; c < 4; c++)
 				isum = dot_scaled_acc(isum, k.q[c], xq[c], group_scales(f, scw, c));
-			if (fold)
+			if (fold >= 0)
 				isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(bias, fold)));
 			else
 				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_broadcastss_ps(_mm_movehdup_ps(dm)),
@@ -314,7 +471,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 		}
 	}
 	FOR_ROWS(r)
-		out[r] = _mm512_reduce_add_ps(acc[r]) - (fold ? 0.0f : hsum256(bacc[r]));
+		out[r] = _mm512_reduce_add_ps(acc[r]) - (fold >= 0 ? 0.0f : hsum256(bacc[r]));
 }
 
 #define DEFINE_KQ(t, F)                                                                              \
@@ -330,3 +487,12 @@ DEFINE_KQ(q3_K, KQ_Q3_K)
 DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
+DEFINE_KQ(tq1_0, KQ_TQ1_0)
+DEFINE_KQ(tq2_0, KQ_TQ2_0)
+DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ(iq2_s, KQ_IQ2_S)
+DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ(iq3_s, KQ_IQ3_S)
+DEFINE_KQ(iq1_s, KQ_IQ1_S)
+DEFINE_KQ(iq1_m, KQ_IQ1_M)
