@@ -90,6 +90,17 @@ static inline __m256i nibbles32(const uint8_t *qs)
 				_mm256_set1_epi8(0x0f));
 }
 
+/* Byte j of the result: 0xff where bit j of h is set, else 0. */
+static inline __m256i bits_to_byte_mask(uint32_t h)
+{
+	/* byte j gets byte j / 8 of h, or'ed with all bits but bit j % 8 */
+	const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
+						   _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+								      0x0303030303030303));
+
+	return _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi8(-1));
+}
+
 /* Byte j of the result: `value` where bit j of the 32 bits at p is set,
  * else 0 (q5_0's and q5_1's fifth bits). */
 static inline __m256i bits32_to_bytes(const uint8_t *p, char value)
@@ -97,14 +108,7 @@ static inline __m256i bits32_to_bytes(const uint8_t *p, char value)
 	uint32_t h;
 
 	memcpy(&h, p, 4);
-	/* byte j gets byte j / 8 of h, or'ed with all bits but bit j % 8 */
-	const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
-						   _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
-								      0x0303030303030303));
-	const __m256i set = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)),
-					      _mm256_set1_epi8(-1));
-
-	return _mm256_and_si256(set, _mm256_set1_epi8(value));
+	return _mm256_and_si256(bits_to_byte_mask(h), _mm256_set1_epi8(value));
 }
 
 /* vpshufb patterns broadcasting 16-bit lane j of each 128-bit half to all

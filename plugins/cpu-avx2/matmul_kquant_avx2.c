@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "avx2_dot.h"
+#include "iq_grids.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -208,22 +209,135 @@ static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
 	return k;
 }
 
-enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
+/* The ternary formats, y = d·(u − 1) with u 0..2: every group's scale
+ * and bias 1 (kq_bias_shift 0). */
+static DOT_ALWAYS_INLINE struct kq_block tq_head(uint16_t d)
+{
+	return (struct kq_block){ .sc = _mm256_set1_epi16(1), .bias = _mm256_set1_epi16(1), .d = f16(d) };
+}
+
+/* tq2_0's 2-bit fields are q2_K's. */
+static DOT_ALWAYS_INLINE struct kq_block tq2_0_block(const struct block_tq2_0 *b)
+{
+	struct kq_block k = tq_head(b->d);
+
+	crumbs(b->qs, k.q);
+	return k;
+}
+
+/* Trit j of byte b (its j-th base-3 digit from the top) is
+ * ((b·3^j mod 256)·3) >> 8, i.e. (q > 85) + (q > 170) for q = b·3^j mod
+ * 256. pw: the power for each 16-bit word (both of its bytes). vpmullw of
+ * the words gives the low bytes' q, of the words with their low byte
+ * cleared the high bytes'. */
+static inline __m256i trits(__m256i b, __m256i pw)
+{
+	const __m256i lo = _mm256_mullo_epi16(b, pw);
+	const __m256i hi = _mm256_mullo_epi16(_mm256_and_si256(b, _mm256_set1_epi16((short)0xff00)), pw);
+	const __m256i q = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi16(0xff)), hi);
+	const __m256i gt85 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8(86)), q);
+	const __m256i gt170 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8((char)171)), q);
+
+	return _mm256_sub_epi8(_mm256_setzero_si256(), _mm256_add_epi8(gt85, gt170));
+}
+
+/* tq1_0 in element order: chunks 0..4 are trits 0..4 of qs[0..31],
+ * elements 160..239 trits 0..4 of qs[32..47] (16 a trit), 240..255 trits
+ * 0..3 of qh[0..3]; each 16 bytes of a chunk with its own power of 3. */
+static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b)
+{
+	struct kq_block k = tq_head(b->d);
+	const __m256i q0 = _mm256_loadu_si256((const __m256i *)b->qs);
+	const __m128i q1 = _mm_loadu_si128((const __m128i *)(b->qs + 32));
+	const __m256i q11 = _mm256_broadcastsi128_si256(q1);
+
+	for (int c = 0, p = 1; c < 5; c++, p *= 3)
+		k.q[c] = trits(q0, _mm256_set1_epi16((short)p));
+	k.q[5] = trits(q11, _mm256_setr_m128i(_mm_set1_epi16(1), _mm_set1_epi16(3)));
+	k.q[6] = trits(q11, _mm256_setr_m128i(_mm_set1_epi16(9), _mm_set1_epi16(27)));
+	k.q[7] = trits(_mm256_setr_m128i(q1, _mm_set1_epi32((int)iq_u32(b->qh))),
+		       _mm256_setr_epi16(81, 81, 81, 81, 81, 81, 81, 81, 1, 1, 3, 3, 9, 9, 27, 27));
+	return k;
+}
+
+/* The i-quants (iq_grids.h), a sub-block of 32 a chunk: its grid
+ * entries made unsigned for vpmaddubsw with an offset that the bias
+ * takes out (kq_bias_shift): iq2/iq3 64 ± grid (2..126), iq1
+ * 8·(grid + 2) ± 1 (7..25, the delta times 8), − where the sign bit is. */
+static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int iq1)
+{
+	const __m256i g = _mm256_set_epi64x((long long)s.grid[3], (long long)s.grid[2], (long long)s.grid[1],
+					    (long long)s.grid[0]);
+	const __m256i neg = bits_to_byte_mask(s.signs);
+	const __m256i base = iq1 ? _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(2)), 3) /* 8..24: no carry */
+				 : _mm256_set1_epi8(64);
+	const __m256i mag = iq1 ? _mm256_set1_epi8(1) : g;
+
+	return _mm256_blendv_epi8(_mm256_add_epi8(base, mag), _mm256_sub_epi8(base, mag), neg);
+}
+
+/* An i-quant block: each group's scale its bias too, d with the format's
+ * power of two. */
+static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *b)
+{
+	uint64_t sc[2] = { 0, 0 };
+	struct kq_block k;
+
+	for (int c = 0; c < 8; c++) {
+		const struct iq_sub s = iq_sub_of(f, b, c);
+
+		k.q[c] = iq_chunk(s, iq_is_iq1(f));
+		sc[c / 4] |= (uint64_t)(s.scale[0] | s.scale[1] << 8) << 16 * (c % 4);
+	}
+
+	const __m128i sc8 = _mm_set_epi64x((long long)sc[1], (long long)sc[0]);
+
+	k.sc = kq_scales16(sc8);
+	k.bias = _mm256_cvtepu8_epi16(sc8);
+	k.d = f16(iq_d(f, b)) * iq_factor(f);
+	k.dbias = 0.0f;
+	return k;
+}
+
+/* The formats of this body; the i-quants in enum iq_format's order. */
+enum kq_format {
+	KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_TQ1_0, KQ_TQ2_0,
+	KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ1_S, KQ_IQ1_M,
+};
+
+static DOT_ALWAYS_INLINE int kq_is_iq(enum kq_format f)
+{
+	return f >= KQ_IQ2_XXS;
+}
+
+static DOT_ALWAYS_INLINE enum iq_format kq_iq(enum kq_format f)
+{
+	return (enum iq_format)(f - KQ_IQ2_XXS);
+}
 
 static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
 {
 	static const int64_t bytes[] = {
 		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K),
+		sizeof(struct block_q5_K), sizeof(struct block_q6_K), sizeof(struct block_tq1_0),
+		sizeof(struct block_tq2_0),
 	};
 
-	return bytes[f];
+	return kq_is_iq(f) ? iq_block_bytes(kq_iq(f)) : bytes[f];
 }
 
-/* dbias = 2^s·d: the bias subtracted in integers (q3_K, q6_K), else 0. */
+/* dbias = 2^s·d: the bias subtracted in integers (q3_K, q6_K, the
+ * ternary and i-quants' offsets), else −1 (kept apart, dbias). */
 static DOT_ALWAYS_INLINE int kq_bias_shift(enum kq_format f)
 {
-	return f == KQ_Q3_K ? 2 : f == KQ_Q6_K ? 5 : 0;
+	if (kq_is_iq(f))
+		return iq_is_iq1(kq_iq(f)) ? 4 : 6;
+	switch (f) {
+	case KQ_Q3_K: return 2;
+	case KQ_Q6_K: return 5;
+	case KQ_TQ1_0: case KQ_TQ2_0: return 0;
+	default: return -1;
+	}
 }
 
 /* Block i of a row of format f. */
@@ -236,7 +350,10 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
 	case KQ_Q3_K: return q3_K_block((const struct block_q3_K *)b);
 	case KQ_Q4_K: return q4_K_block((const struct block_q4_K *)b);
 	case KQ_Q5_K: return q5_K_block((const struct block_q5_K *)b);
-	default: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_Q6_K: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_TQ1_0: return tq1_0_block((const struct block_tq1_0 *)b);
+	case KQ_TQ2_0: return tq2_0_block((const struct block_tq2_0 *)b);
+	default: return iq_block(kq_iq(f), b);
 	}
 }
 
@@ -264,7 +381,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 			for (int c = 0; c < 8; c++)
 				sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
 					_mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c)), splat16(k.sc, c)));
-			if (shift)
+			if (shift >= 0)
 				sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
 			else
 				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[i].d), bacc[r]);
@@ -282,3 +399,12 @@ DEFINE_KQ(q3_K, KQ_Q3_K)
 DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
+DEFINE_KQ(tq1_0, KQ_TQ1_0)
+DEFINE_KQ(tq2_0, KQ_TQ2_0)
+DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ(iq2_s, KQ_IQ2_S)
+DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ(iq3_s, KQ_IQ3_S)
+DEFINE_KQ(iq1_s, KQ_IQ1_S)
+DEFINE_KQ(iq1_m, KQ_IQ1_M)
