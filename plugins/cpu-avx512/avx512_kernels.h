@@ -50,7 +50,7 @@ void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b
 	/* matmul_legacy_avx512.c */                                                     \
 	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs)                                                 \
+	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)                \
 	/* matmul_kquant_avx512.c (with q4_K and q6_K) */                                \
 	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)                   \
 	DOT_ENTRIES_DECLARE(isa, q5_K) DOT_ENTRIES_DECLARE(isa, tq1_0)                  \

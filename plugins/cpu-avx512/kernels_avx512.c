@@ -47,6 +47,7 @@
 		.matmul[GLLMK_Q5_1] = AVX512_MATMUL(Q8_0, dots, q5_1),                     \
 		.matmul[GLLMK_IQ4_NL] = AVX512_MATMUL(Q8_0, dots, iq4_nl),                 \
 		.matmul[GLLMK_IQ4_XS] = AVX512_MATMUL(Q8_K, dots, iq4_xs),                 \
+		.matmul[GLLMK_MXFP4] = AVX512_MATMUL(Q8_0, dots, mxfp4),                   \
 		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
 		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
 		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
