@@ -226,7 +226,18 @@ static inline int hsum_epi32(__m256i v)
  * Σ (d·q + m)·dx·xq adds m·dx·Σ xq, the Σ xq per activation block
  * computed once for all rows. */
 #define DOT_MIN(block) (&(block)->d + 1)
+/* The weights' scales: wscales8(first block) those of a run of 8
+ * (__m256), wscale(block) one (f32); DEFINE_DOT_32's, the f16 d of each
+ * block. DEFINE_DOT_32_SCALED: a format without a min, with its own
+ * scales (wmin = DOT_NO_MIN, in code that with_min = 0 removes). */
+#define DOT_F16_SCALES8(b) f16_scales8(&(b)->d, sizeof(*(b)))
+#define DOT_F16_SCALE(b) f16((b)->d)
+#define DOT_NO_MIN(block) ((const uint16_t *)(const void *)(block))
 #define DEFINE_DOT_32(t, wblock, with_min)                                                          \
+	DEFINE_DOT_32_BODY(t, wblock, with_min, DOT_MIN, DOT_F16_SCALES8, DOT_F16_SCALE)
+#define DEFINE_DOT_32_SCALED(t, wblock, wscales8, wscale)                                           \
+	DEFINE_DOT_32_BODY(t, wblock, 0, DOT_NO_MIN, wscales8, wscale)
+#define DEFINE_DOT_32_BODY(t, wblock, with_min, wmin, wscales8, wscale)                             \
 	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv, \
 					       float *out, const int rows)                              \
 	{                                                                                           \
@@ -258,9 +269,9 @@ static inline int hsum_epi32(__m256i v)
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                 \
                                                                                                     \
-				_mm256_store_ps(d[r], _mm256_mul_ps(f16_scales8(&w[i].d, sizeof(*w)), xs)); \
+				_mm256_store_ps(d[r], _mm256_mul_ps(wscales8(&w[i]), xs));          \
 				if (with_min)                                                       \
-					macc[r] = _mm256_fmadd_ps(f16_scales8(DOT_MIN(&w[i]), sizeof(*w)), xm, macc[r]); \
+					macc[r] = _mm256_fmadd_ps(f16_scales8(wmin(&w[i]), sizeof(*w)), xm, macc[r]); \
 			}                                                                           \
 			for (int u = 0; u < 8; u++) {                                               \
 				const struct x_block xb = x_block_##t(&x[i + u]);                   \
@@ -280,10 +291,10 @@ static inline int hsum_epi32(__m256i v)
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                 \
                                                                                                     \
-				acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[i].d) * f16(x[i].d)), \
+				acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(wscale(&w[i]) * f16(x[i].d)), \
 							    row_block_##t(&w[i], xb), acc[r][0]);   \
 				if (with_min)                                                       \
-					tail_min[r] += f16(*DOT_MIN(&w[i])) * xsum;                 \
+					tail_min[r] += f16(*wmin(&w[i])) * xsum;                    \
 			}                                                                           \
 		}                                                                                   \
 		FOR_ROWS(r)                                                                         \

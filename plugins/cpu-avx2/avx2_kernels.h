@@ -38,7 +38,7 @@ void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
 	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs)
+	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)
 AVX2_DECLARE_VEC_DOTS(avx2)
 AVX2_DECLARE_VEC_DOTS(avx2vnni)
 DOT_ENTRIES_DECLARE(avx2, q2_K) DOT_ENTRIES_DECLARE(avx2, q3_K) DOT_ENTRIES_DECLARE(avx2, q4_K)

@@ -40,6 +40,7 @@
 		.matmul[GLLMK_Q5_1] = AVX2_MATMUL(Q8_0, dot, q5_1),                             \
 		.matmul[GLLMK_IQ4_NL] = AVX2_MATMUL(Q8_0, dot, iq4_nl),                         \
 		.matmul[GLLMK_IQ4_XS] = AVX2_MATMUL(Q8_K, dot, iq4_xs),                         \
+		.matmul[GLLMK_MXFP4] = AVX2_MATMUL(Q8_0, dot, mxfp4),                           \
 		.matmul[GLLMK_Q2_K] = AVX2_MATMUL(Q8_K, avx2, q2_K),                            \
 		.matmul[GLLMK_Q3_K] = AVX2_MATMUL(Q8_K, avx2, q3_K),                            \
 		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, avx2, q4_K),                            \
