@@ -2,7 +2,8 @@
  * ones (a later designated initialiser wins; -Wno-override-init). Two
  * tables that differ only in the integer dot of the 32-element formats'
  * matmul: vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks
- * one. The K-quants' (matmul_kquant_avx2.c) are vpmaddubsw in both. */
+ * one. The K-quants' (matmul_kquant_avx2.c, with the ternary and the
+ * i-quants below 4 bits) are vpmaddubsw in both. */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"

@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "avx2_dot.h"
-#include "iq_grids.h"
+#include "iq_subblocks.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -260,7 +260,7 @@ static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b
 	return k;
 }
 
-/* The i-quants (iq_grids.h), a sub-block of 32 a chunk: its grid
+/* The i-quants (iq_subblocks.h), a sub-block of 32 a chunk: its grid
  * entries made unsigned for vpmaddubsw with an offset that the bias
  * takes out (kq_bias_shift): iq2/iq3 64 ± grid (2..126), iq1
  * 8·(grid + 2) ± 1 (7..25, the delta times 8), − where the sign bit is. */

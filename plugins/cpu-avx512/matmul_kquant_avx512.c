@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "avx512_dot.h"
-#include "iq_grids.h"
+#include "iq_subblocks.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -247,7 +247,7 @@ static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b
 
 #undef P3
 
-/* The i-quants (iq_grids.h), 64 elements a zmm in element order: the
+/* The i-quants (iq_subblocks.h), 64 elements a zmm in element order: the
  * grid entries of sub-blocks 2c, 2c + 1, made unsigned for vpdpbusd /
  * vpmaddubsw with an offset folded out by the bias (kq_fold):
  * iq2/iq3 64 ± grid (2..126), iq1 8·(grid + 2) ± 1 (7..25, the delta

@@ -1,24 +1,36 @@
-/* The i-quants' codebooks (iq_grids.c, from kernels/quant_grids.h) and
- * the scalar half of their SIMD dots, shared by the x86 plugins: a block's
- * sub-block of 32 elements as grid entries, sign bits and group scales,
- * which each ISA turns into vectors its own way (SPEC/QUANT.md gives the
- * formats; the formulas are ggml's dequantize_row_iq*).
+/* The scalar half of the i-quants' SIMD dots, shared by the x86
+ * plugins: a block's sub-block of 32 elements as grid entries, sign bits
+ * and group scales, which each ISA turns into vectors its own way
+ * (SPEC/QUANT.md gives the formats; the formulas are ggml's
+ * dequantize_row_iq*). The codebooks: ref/codebooks.h.
  */
-#ifndef GLLMK_CPU_IQ_GRIDS_H
-#define GLLMK_CPU_IQ_GRIDS_H
+#ifndef GLLMK_CPU_IQ_SUBBLOCKS_H
+#define GLLMK_CPU_IQ_SUBBLOCKS_H
 
 #include <stdint.h>
 #include <string.h>
 
 #include "quant_blocks.h"
+#include "ref/codebooks.h"
 
-extern const uint64_t cpu_iq2xxs_grid[256]; /* bytes in {0x08, 0x19, 0x2b} */
-extern const uint64_t cpu_iq2xs_grid[512];
-extern const uint64_t cpu_iq2s_grid[1024];
-extern const uint32_t cpu_iq3xxs_grid[256]; /* bytes 4..62 */
-extern const uint32_t cpu_iq3s_grid[512];   /* bytes 1..15 */
-extern const uint64_t cpu_iq1s_grid[2048];  /* int8 in {-1, 0, 1} */
-extern const uint8_t cpu_ksigns_iq2xs[128]; /* 7 sign bits and their parity as bit 7 */
+/* Entry i of a grid of 8 bytes, or two entries of 4 (iq3), as the 64-bit
+ * word of their bytes in element order (one load each). */
+static inline uint64_t iq_grid8(const uint8_t entry[8])
+{
+	uint64_t v;
+
+	memcpy(&v, entry, 8);
+	return v;
+}
+
+static inline uint64_t iq_grid4x2(const uint8_t a[4], const uint8_t b[4])
+{
+	uint32_t lo, hi;
+
+	memcpy(&lo, a, 4);
+	memcpy(&hi, b, 4);
+	return lo | (uint64_t)hi << 32;
+}
 
 /* Sub-block ib (elements 32ib .. 32ib + 31) of a block:
  *   grid[l]  elements 8l .. 8l + 7, one byte each (the codebook entries);
@@ -50,8 +62,8 @@ static inline uint32_t iq_u32(const void *p)
 /* 4 sign bytes from 4 7-bit indices (bits 0..27 of v), element order. */
 static inline uint32_t iq_ksigns4(uint32_t v)
 {
-	return (uint32_t)cpu_ksigns_iq2xs[v & 127] | (uint32_t)cpu_ksigns_iq2xs[(v >> 7) & 127] << 8 |
-	       (uint32_t)cpu_ksigns_iq2xs[(v >> 14) & 127] << 16 | (uint32_t)cpu_ksigns_iq2xs[(v >> 21) & 127] << 24;
+	return (uint32_t)ref_ksigns_iq2xs[v & 127] | (uint32_t)ref_ksigns_iq2xs[(v >> 7) & 127] << 8 |
+	       (uint32_t)ref_ksigns_iq2xs[(v >> 14) & 127] << 16 | (uint32_t)ref_ksigns_iq2xs[(v >> 21) & 127] << 24;
 }
 
 static inline uint8_t iq_odd(unsigned ls)
@@ -66,7 +78,7 @@ static inline struct iq_sub iq2_xxs_sub(const struct block_iq2_xxs *b, int ib)
 	struct iq_sub s = { .signs = iq_ksigns4(aux), .scale = { iq_odd(aux >> 28), iq_odd(aux >> 28) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq2xxs_grid[(idx >> 8 * l) & 255];
+		s.grid[l] = iq_grid8(ref_iq2xxs_grid[(idx >> 8 * l) & 255]);
 	return s;
 }
 
@@ -80,7 +92,7 @@ static inline struct iq_sub iq2_xs_sub(const struct block_iq2_xs *b, int ib)
 			    .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq2xs_grid[q[l] & 511];
+		s.grid[l] = iq_grid8(ref_iq2xs_grid[q[l] & 511]);
 	return s;
 }
 
@@ -94,7 +106,7 @@ static inline struct iq_sub iq2_s_sub(const struct block_iq2_s *b, int ib)
 			    .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq2s_grid[q[l] | ((h << (8 - 2 * l)) & 0x300)];
+		s.grid[l] = iq_grid8(ref_iq2s_grid[q[l] | ((h << (8 - 2 * l)) & 0x300)]);
 	return s;
 }
 
@@ -107,7 +119,7 @@ static inline struct iq_sub iq3_xxs_sub(const struct block_iq3_xxs *b, int ib)
 	struct iq_sub s = { .signs = iq_ksigns4(aux), .scale = { iq_odd(aux >> 28), iq_odd(aux >> 28) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq3xxs_grid[q[2 * l]] | (uint64_t)cpu_iq3xxs_grid[q[2 * l + 1]] << 32;
+		s.grid[l] = iq_grid4x2(ref_iq3xxs_grid[q[2 * l]], ref_iq3xxs_grid[q[2 * l + 1]]);
 	return s;
 }
 
@@ -120,8 +132,8 @@ static inline struct iq_sub iq3_s_sub(const struct block_iq3_s *b, int ib)
 	struct iq_sub s = { .signs = iq_u32(b->signs + 4 * ib), .scale = { iq_odd(ls), iq_odd(ls) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq3s_grid[q[2 * l] | ((h << (8 - 2 * l)) & 256)] |
-			    (uint64_t)cpu_iq3s_grid[q[2 * l + 1] | ((h << (7 - 2 * l)) & 256)] << 32;
+		s.grid[l] = iq_grid4x2(ref_iq3s_grid[q[2 * l] | ((h << (8 - 2 * l)) & 256)],
+				       ref_iq3s_grid[q[2 * l + 1] | ((h << (7 - 2 * l)) & 256)]);
 	return s;
 }
 
@@ -134,7 +146,7 @@ static inline struct iq_sub iq1_s_sub(const struct block_iq1_s *b, int ib)
 	struct iq_sub s = { .signs = h & 0x8000 ? 0xffffffffu : 0, .scale = { iq_odd((h >> 12) & 7), iq_odd((h >> 12) & 7) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = cpu_iq1s_grid[q[l] | (((h >> 3 * l) & 7) << 8)];
+		s.grid[l] = iq_grid8((const uint8_t *)ref_iq1s_grid[q[l] | (((h >> 3 * l) & 7) << 8)]);
 	return s;
 }
 
@@ -161,7 +173,7 @@ static inline struct iq_sub iq1_m_sub(const struct block_iq1_m *b, int ib)
 	for (int l = 0; l < 4; l++) {
 		const unsigned nib = qh[l / 2] >> 4 * (l % 2);
 
-		s.grid[l] = cpu_iq1s_grid[q[l] | (nib & 7) << 8];
+		s.grid[l] = iq_grid8((const uint8_t *)ref_iq1s_grid[q[l] | (nib & 7) << 8]);
 		s.signs |= nib & 8 ? 0xffu << 8 * l : 0;
 	}
 	return s;
