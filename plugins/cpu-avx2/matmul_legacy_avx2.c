@@ -109,7 +109,7 @@ static inline __m256 row_block_mxfp4(const struct block_mxfp4 *w, struct x_block
 	return row_block_offset(_mm256_shuffle_epi8(t, nibbles32(w->qs)), x);
 }
 
-DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, mxfp4_scale)
+DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
 DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales ls − 32 of an iq4_xs block as i16, both halves

@@ -166,7 +166,7 @@ DEFINE_DOT_ENTRIES(ISA, q4_1, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DO
 DEFINE_DOT_ENTRIES(ISA, q5_0, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, q5_1, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
-DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, mxfp4_scale)
+DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
 DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales of an iq4_xs block, ls − 32: 4-bit fields of

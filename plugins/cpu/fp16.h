@@ -29,6 +29,13 @@ static inline float fp_from_bits(uint32_t u)
 	return f;
 }
 
+/* mxfp4's E8M0 block scale as ggml applies it (ggml_e8m0_to_fp32_half):
+ * half of 2^(e − 127), the code book being doubled; e < 2 subnormal. */
+static inline float e8m0_half_to_f32(uint8_t e)
+{
+	return fp_from_bits(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
+}
+
 /* Branch-free so that row loops vectorise: the exponent is rebiased in
  * place; inf/NaN get the rest of the f32 exponent range (a NaN comes out
  * quiet, as F16C and AArch64 convert it); subnormals are

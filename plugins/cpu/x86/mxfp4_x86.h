@@ -1,16 +1,15 @@
-/* mxfp4's pieces shared by the x86 dots (AVX2 and up): the E8M0 block
- * scale as ggml applies it (ggml_e8m0_to_fp32_half: 2^(e − 128), the
- * code book being doubled) and the code book through vpshufb, offset to
- * be unsigned for vpmaddubsw / vpdpbusd (the dots take
- * MXFP4_OFFSET·Σ x back out, as q5_0's take 16·Σ x).
+/* mxfp4's pieces shared by the x86 dots (AVX2 and up): 8 blocks' E8M0
+ * scales at once (MXFP4_SCALE one, fp16.h's e8m0_half_to_f32) and the code book
+ * through vpshufb, offset to be unsigned for vpmaddubsw / vpdpbusd (the
+ * dots take MXFP4_OFFSET·Σ x back out, as q5_0's take 16·Σ x).
  */
 #ifndef GLLMK_X86_MXFP4_X86_H
 #define GLLMK_X86_MXFP4_X86_H
 
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
+#include "fp16.h"
 #include "quant_blocks.h"
 #include "quant_grids.h"
 
@@ -19,17 +18,10 @@
 /* The 16 values + 12 (0..24), for _mm_setr_epi8. */
 #define MXFP4_VALUES_U8 GLLMK_KVALUES_MXFP4(MXFP4_PLUS_OFFSET)
 
-/* 2^(e − 128) as f32 bits: e ≥ 2 normal, e = 0, 1 subnormal. */
-static inline float mxfp4_scale(const struct block_mxfp4 *b)
-{
-	const uint32_t bits = b->e < 2 ? 0x00200000u << b->e : (uint32_t)(b->e - 1) << 23;
-	float f;
+#define MXFP4_SCALE(b) e8m0_half_to_f32((b)->e)
 
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
-/* The scales of 8 consecutive blocks. */
+/* The scales of 8 consecutive blocks: 2^(e − 128) as f32 bits, e < 2
+ * subnormal. */
 static inline __m256 mxfp4_scales8(const struct block_mxfp4 *b)
 {
 	uint64_t e8 = 0;
