@@ -247,18 +247,16 @@ static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b
 
 #undef P3
 
-/* The i-quants (iq_subblocks.h), 64 elements a zmm in element order: the
- * grid entries of sub-blocks 2c, 2c + 1, made unsigned for vpdpbusd /
- * vpmaddubsw with an offset folded out by the bias (kq_fold):
+/* The i-quants, decoded in vectors: zmm c holds sub-blocks 2c, 2c + 1
+ * (64 elements in element order), their grid entries (ref/codebooks.h,
+ * in L1/L2) fetched by grid8 / grid4, made unsigned for
+ * vpdpbusd / vpmaddubsw with an offset folded out by the bias (kq_fold):
  * iq2/iq3 64 ± grid (2..126), iq1 8·(grid + 2) ± 1 (7..25, the delta
- * times 8), the sign bits as a mask. */
-static DOT_ALWAYS_INLINE __m512i iq_quants(struct iq_sub a, struct iq_sub b, int iq1)
+ * times 8), − where the sign (iq1: delta) bit is set. Building them
+ * from iq_subblocks.h's scalar sub-blocks (the int8 GEMM's packing) took
+ * 30-60 ns a block and row on Zen 4, this 17-30 (q4_K: 5). */
+static DOT_ALWAYS_INLINE __m512i iq_quants(__m512i g, __mmask64 neg, int iq1)
 {
-	const __m512i g = _mm512_set_epi64((long long)b.grid[3], (long long)b.grid[2], (long long)b.grid[1],
-					   (long long)b.grid[0], (long long)a.grid[3], (long long)a.grid[2],
-					   (long long)a.grid[1], (long long)a.grid[0]);
-	const __mmask64 neg = _cvtu64_mask64(a.signs | (uint64_t)b.signs << 32);
-
 	if (iq1) {
 		const __m512i one = _mm512_set1_epi8(1);
 		/* grid + 2 is 1..3: the 16-bit shift keeps it in its byte */
@@ -271,24 +269,257 @@ static DOT_ALWAYS_INLINE __m512i iq_quants(struct iq_sub a, struct iq_sub b, int
 	return _mm512_mask_sub_epi8(_mm512_add_epi8(base, g), neg, base, g);
 }
 
-/* An i-quant block: each group's scale its bias (the offset is 2^kq_fold
- * times it), d the block's. */
-static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *b)
+/* 8 grid entries of 8 bytes by their indices (qwords of idx), in order:
+ * scalar loads through a stored copy of idx (vpgatherqq took 10-20 %
+ * longer on Zen 4). */
+static inline __m512i grid8(__m512i idx, const uint8_t (*grid)[8])
 {
-	uint64_t sc[2] = { 0, 0 };
+	_Alignas(64) uint64_t i[8];
+	__m128i q[4];
+
+	_mm512_store_si512(i, idx);
+	for (int k = 0; k < 4; k++)
+		q[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)grid[i[2 * k]]), (long long)iq_grid8(grid[i[2 * k + 1]]),
+					1);
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(q[0], q[1])), _mm256_setr_m128i(q[2], q[3]), 1);
+}
+
+/* The same by index bytes in memory (iq2_xxs): 4 in the bytes of i0,
+ * then 4 of i1; no store and reload (−20 % a block). */
+static inline __m512i grid8_bytes(const uint8_t (*grid)[8], uint32_t i0, uint32_t i1)
+{
+	__m128i q[4];
+
+	for (int k = 0; k < 4; k++) {
+		const uint32_t i = k < 2 ? i0 : i1, s = 16 * (k % 2);
+
+		q[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)grid[(i >> s) & 255]),
+					(long long)iq_grid8(grid[(i >> (s + 8)) & 255]), 1);
+	}
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(q[0], q[1])), _mm256_setr_m128i(q[2], q[3]), 1);
+}
+
+/* 16 grid entries of 4 bytes by their indices (dwords of idx): one
+ * vpgatherdd (16 scalar loads and inserts took 5-10 % longer). */
+static inline __m512i grid4(__m512i idx, const uint8_t (*grid)[4])
+{
+	return _mm512_i32gather_epi32(idx, (const void *)grid, 4);
+}
+
+/* The signs of 64 elements from 8 7-bit sign indices, one a qword (bits
+ * 0..6): ksigns' byte is the index and its parity as bit 7, computed
+ * here (xor folds), spread over the qword's 8 bytes and tested bit by bit. */
+static inline __mmask64 ksigns_mask(__m512i s7)
+{
+	__m512i p = _mm512_xor_si512(s7, _mm512_srli_epi64(s7, 4));
+
+	p = _mm512_xor_si512(p, _mm512_srli_epi64(p, 2));
+	p = _mm512_xor_si512(p, _mm512_srli_epi64(p, 1));
+
+	const __m512i sb = _mm512_or_si512(s7, _mm512_slli_epi64(_mm512_and_si512(p, _mm512_set1_epi64(1)), 7));
+	const __m512i byte0 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8));
+
+	return _mm512_test_epi8_mask(_mm512_shuffle_epi8(sb, byte0), _mm512_set1_epi64(0x8040201008040201ll));
+}
+
+/* Qword l of the result: the 32-bit word at dword w0 (l < 4) or w1 of v,
+ * shifted right by shift[l]. */
+static inline __m512i words_shifted(__m128i v, int w0, int w1, __m512i shift)
+{
+	const __m512i w = _mm512_permutexvar_epi32(_mm512_setr_epi32(w0, w0, w0, w0, w0, w0, w0, w0, w1, w1, w1, w1,
+								     w1, w1, w1, w1),
+						   _mm512_castsi128_si512(v));
+
+	return _mm512_srlv_epi64(w, shift);
+}
+
+/* The head of an i-quant block: group g's scale 2·ls_g + 1 from ls
+ * (16 words, group order), also its bias (the offset is 2^kq_fold times
+ * it); d the f16 bits. */
+static DOT_ALWAYS_INLINE struct kq_block iq_head(__m256i w, uint16_t d)
+{
 	struct kq_block k;
 
-	for (int c = 0; c < 4; c++) {
-		const struct iq_sub s0 = iq_sub_of(f, b, 2 * c), s1 = iq_sub_of(f, b, 2 * c + 1);
-		const uint64_t four = s0.scale[0] | s0.scale[1] << 8 | s1.scale[0] << 16 | (uint64_t)s1.scale[1] << 24;
-
-		k.q[c] = iq_quants(s0, s1, iq_is_iq1(f));
-		sc[c / 2] |= four << 32 * (c % 2);
-	}
-	k.sc = _mm256_cvtepu8_epi16(_mm_set_epi64x((long long)sc[1], (long long)sc[0]));
+	k.sc = _mm256_add_epi16(_mm256_add_epi16(w, w), _mm256_set1_epi16(1));
 	k.bias = k.sc;
-	k.dh = _mm_cvtsi32_si128(iq_d(f, b));
+	k.dh = _mm_cvtsi32_si128(d);
 	return k;
+}
+
+/* The nibbles of bytes 0..7 of v as 16 words: low of byte j at 2j, high
+ * at 2j + 1. */
+static inline __m256i nibble_words(__m128i v)
+{
+	const __m128i m4 = _mm_set1_epi8(0x0f);
+
+	return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4)));
+}
+
+/* Bytes 0..7 of v (ls_j in byte j, per 32) as 16 words, each twice. */
+static inline __m256i twice8(__m128i v)
+{
+	return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
+}
+
+/* The 4-bit ls in the top of 8 aux words (iq2_xxs's, iq3_xxs's), dwords
+ * first, first + step, .. of v, each twice, as words. */
+static inline __m256i aux_ls(__m512i v, int first, int step)
+{
+	const __m512i j = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+	const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(first), _mm512_mullo_epi32(j, _mm512_set1_epi32(step)));
+
+	return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_permutexvar_epi32(idx, v), 28));
+}
+
+/* iq2_xxs: per sub-block 4 index bytes and an aux word (4×7 sign bits,
+ * ls in the top 4). */
+static DOT_ALWAYS_INLINE struct kq_block iq2_xxs_block(const struct block_iq2_xxs *b)
+{
+	struct kq_block k = iq_head(aux_ls(_mm512_loadu_si512(b->qs), 1, 2), b->d);
+	const __m512i shift = _mm512_setr_epi64(0, 7, 14, 21, 0, 7, 14, 21);
+
+	for (int c = 0; c < 4; c++) {
+		const __m128i v = _mm_loadu_si128((const __m128i *)(b->qs + 8 * c));
+		const __m512i s7 = _mm512_and_si512(words_shifted(v, 1, 3, shift), _mm512_set1_epi64(127));
+		const __m512i g = grid8_bytes(ref_iq2xxs_grid, iq_u32(b->qs + 8 * c), iq_u32(b->qs + 8 * c + 4));
+
+		k.q[c] = iq_quants(g, ksigns_mask(s7), 0);
+	}
+	return k;
+}
+
+/* iq2_xs: per 8 elements a word, 9-bit index and 7-bit sign index; ls
+ * per 16 in nibbles. */
+static DOT_ALWAYS_INLINE struct kq_block iq2_xs_block(const struct block_iq2_xs *b)
+{
+	struct kq_block k = iq_head(nibble_words(_mm_loadl_epi64((const __m128i *)b->scales)), b->d);
+
+	for (int c = 0; c < 4; c++) {
+		const __m512i q = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(b->qs + 8 * c)));
+
+		k.q[c] = iq_quants(grid8(_mm512_and_si512(q, _mm512_set1_epi64(511)), ref_iq2xs_grid),
+				   ksigns_mask(_mm512_srli_epi64(q, 9)), 0);
+	}
+	return k;
+}
+
+/* iq2_s: 10-bit indices, 8 bits in qs and 2 in qh (bits 2l, 2l + 1 of
+ * the sub-block's byte for its l-th 8), plain sign bytes. */
+static DOT_ALWAYS_INLINE struct kq_block iq2_s_block(const struct block_iq2_s *b)
+{
+	struct kq_block k = iq_head(nibble_words(_mm_loadl_epi64((const __m128i *)b->scales)), b->d);
+	const __m512i shift = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+
+	for (int c = 0; c < 4; c++) {
+		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
+		const int h = b->qh[2 * c] | b->qh[2 * c + 1] << 8;
+		const __m512i hi = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(h), shift), _mm512_set1_epi64(3));
+		uint64_t signs;
+
+		memcpy(&signs, b->qs + QK_K / 8 + 8 * c, 8);
+		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), ref_iq2s_grid), _cvtu64_mask64(signs),
+				   0);
+	}
+	return k;
+}
+
+/* iq3_xxs: 64 index bytes of 4 elements, then an aux word per 32 (as
+ * iq2_xxs's). */
+static DOT_ALWAYS_INLINE struct kq_block iq3_xxs_block(const struct block_iq3_xxs *b)
+{
+	const uint8_t *aux = b->qs + QK_K / 4;
+	struct kq_block k = iq_head(aux_ls(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)aux)), 0, 1), b->d);
+	const __m512i shift = _mm512_setr_epi64(0, 7, 14, 21, 0, 7, 14, 21);
+
+	for (int c = 0; c < 4; c++) {
+		const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b->qs + 16 * c)));
+		const __m128i v = _mm_loadl_epi64((const __m128i *)(aux + 8 * c));
+		const __m512i s7 = _mm512_and_si512(words_shifted(v, 0, 1, shift), _mm512_set1_epi64(127));
+
+		k.q[c] = iq_quants(grid4(idx, ref_iq3xxs_grid), ksigns_mask(s7), 0);
+	}
+	return k;
+}
+
+/* iq3_s: 9-bit indices of 4 elements (bit k of the sub-block's qh byte
+ * for its k-th), plain sign bytes, ls per 32 in nibbles. */
+static DOT_ALWAYS_INLINE struct kq_block iq3_s_block(const struct block_iq3_s *b)
+{
+	const __m128i ls = _mm_cvtsi32_si128((int)iq_u32(b->scales)), m4 = _mm_set1_epi8(0x0f);
+	struct kq_block k = iq_head(twice8(_mm_unpacklo_epi8(_mm_and_si128(ls, m4), _mm_and_si128(_mm_srli_epi16(ls, 4), m4))),
+				    b->d);
+	const __m512i bit = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+
+	for (int c = 0; c < 4; c++) {
+		const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b->qs + 16 * c)));
+		const int h = b->qh[2 * c] | b->qh[2 * c + 1] << 8;
+		const __m512i hi = _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(h), bit), _mm512_set1_epi32(1));
+		uint64_t signs;
+
+		memcpy(&signs, b->signs + 8 * c, 8);
+		k.q[c] = iq_quants(grid4(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 8)), ref_iq3s_grid), _cvtu64_mask64(signs),
+				   0);
+	}
+	return k;
+}
+
+/* iq1_s: 11-bit indices (3 high bits per 8 in the sub-block's qh word),
+ * its ls in bits 12..14 and the delta's sign in bit 15. */
+static DOT_ALWAYS_INLINE struct kq_block iq1_s_block(const struct block_iq1_s *b)
+{
+	const __m128i qh = _mm_loadu_si128((const __m128i *)b->qh);
+	const __m128i ls = _mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7));
+	struct kq_block k = iq_head(twice8(_mm_packus_epi16(ls, ls)), b->d);
+	const __m512i shift = _mm512_setr_epi64(0, 3, 6, 9, 16, 19, 22, 25);
+
+	for (int c = 0; c < 4; c++) {
+		const uint32_t h = b->qh[2 * c] | (uint32_t)b->qh[2 * c + 1] << 16;
+		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
+		const __m512i hi = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(h), shift), _mm512_set1_epi64(7));
+		const uint64_t neg = (h & 0x8000 ? 0xffffffffull : 0) | (h & 0x80000000u ? 0xffffffff00000000ull : 0);
+
+		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), (const uint8_t (*)[8])ref_iq1s_grid),
+				   _cvtu64_mask64(neg), 1);
+	}
+	return k;
+}
+
+/* iq1_m: 11-bit indices, 3 high bits and the delta's sign (bit 3) in a
+ * nibble of qh per 8; a 3-bit ls per 16, four a scale word. */
+static DOT_ALWAYS_INLINE struct kq_block iq1_m_block(const struct block_iq1_m *b)
+{
+	const __m256i sw = _mm256_permutexvar_epi16(_mm256_setr_epi16(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+						    _mm256_castsi128_si256(_mm_loadl_epi64((const __m128i *)b->scales)));
+	const __m256i ls = _mm256_and_si256(_mm256_srlv_epi16(sw, _mm256_setr_epi16(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0,
+										   3, 6, 9)),
+					    _mm256_set1_epi16(7));
+	struct kq_block k = iq_head(ls, iq1_m_d(b));
+	const __m512i shift = _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28);
+
+	for (int c = 0; c < 4; c++) {
+		const __m512i nib = _mm512_srlv_epi64(_mm512_set1_epi64(iq_u32(b->qh + 4 * c)), shift);
+		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
+		const __m512i hi = _mm512_and_si512(nib, _mm512_set1_epi64(7));
+		const __mmask8 neg8 = _mm512_test_epi64_mask(nib, _mm512_set1_epi64(8));
+
+		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), (const uint8_t (*)[8])ref_iq1s_grid),
+				   _mm512_movepi8_mask(_mm512_movm_epi64(neg8)), 1);
+	}
+	return k;
+}
+
+/* The i-quant block of format f. */
+static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *b)
+{
+	switch (f) {
+	case IQ_IQ2_XXS: return iq2_xxs_block(b);
+	case IQ_IQ2_XS: return iq2_xs_block(b);
+	case IQ_IQ2_S: return iq2_s_block(b);
+	case IQ_IQ3_XXS: return iq3_xxs_block(b);
+	case IQ_IQ3_S: return iq3_s_block(b);
+	case IQ_IQ1_S: return iq1_s_block(b);
+	default: return iq1_m_block(b);
+	}
 }
 
 #define KQ_ROWS AVX512_KQ_DOT_ROWS
