@@ -24,7 +24,7 @@
 #include <stddef.h>
 
 #include "avx2_dot.h"
-#include "iq_subblocks.h"
+#include "kq_formats.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -44,7 +44,7 @@ static inline __m256i kq_scales16(__m128i sc8)
 }
 
 /* q3_K's and q6_K's head: 16 signed group scales sc8, each its group's
- * bias too (dbias 2^s·d, kq_bias_shift). */
+ * bias too (dbias 2^s·d, kq_fold). */
 static DOT_ALWAYS_INLINE struct kq_block kq_signed_scales(__m128i sc8, uint16_t d)
 {
 	return (struct kq_block){ .sc = kq_scales16(sc8), .bias = _mm256_cvtepi8_epi16(sc8), .d = f16(d) };
@@ -210,7 +210,7 @@ static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
 }
 
 /* The ternary formats, y = d·(u − 1) with u 0..2: every group's scale
- * and bias 1 (kq_bias_shift 0). */
+ * and bias 1 (kq_fold 0). */
 static DOT_ALWAYS_INLINE struct kq_block tq_head(uint16_t d)
 {
 	return (struct kq_block){ .sc = _mm256_set1_epi16(1), .bias = _mm256_set1_epi16(1), .d = f16(d) };
@@ -225,11 +225,9 @@ static DOT_ALWAYS_INLINE struct kq_block tq2_0_block(const struct block_tq2_0 *b
 	return k;
 }
 
-/* Trit j of byte b (its j-th base-3 digit from the top) is
- * ((b·3^j mod 256)·3) >> 8, i.e. (q > 85) + (q > 170) for q = b·3^j mod
- * 256. pw: the power for each 16-bit word (both of its bytes). vpmullw of
- * the words gives the low bytes' q, of the words with their low byte
- * cleared the high bytes'. */
+/* tq1_0's trits of the bytes of b, pw the power of 3 of each 16-bit word:
+ * cpu-avx512's trits (matmul_kquant_avx512.c gives the formula), its
+ * unsigned compares by vpmaxub. */
 static inline __m256i trits(__m256i b, __m256i pw)
 {
 	const __m256i lo = _mm256_mullo_epi16(b, pw);
@@ -262,7 +260,7 @@ static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b
 
 /* The i-quants (iq_subblocks.h), a sub-block of 32 a chunk: its grid
  * entries made unsigned for vpmaddubsw with an offset that the bias
- * takes out (kq_bias_shift): iq2/iq3 64 ± grid (2..126), iq1
+ * takes out (kq_fold): iq2/iq3 64 ± grid (2..126), iq1
  * 8·(grid + 2) ± 1 (7..25, the delta times 8), − where the sign bit is. */
 static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int iq1)
 {
@@ -301,47 +299,6 @@ static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *
 	return k;
 }
 
-/* The formats of this body; the i-quants in enum iq_format's order. */
-enum kq_format {
-	KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_TQ1_0, KQ_TQ2_0,
-	KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ1_S, KQ_IQ1_M,
-};
-
-static DOT_ALWAYS_INLINE int kq_is_iq(enum kq_format f)
-{
-	return f >= KQ_IQ2_XXS;
-}
-
-static DOT_ALWAYS_INLINE enum iq_format kq_iq(enum kq_format f)
-{
-	return (enum iq_format)(f - KQ_IQ2_XXS);
-}
-
-static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
-{
-	static const int64_t bytes[] = {
-		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K), sizeof(struct block_tq1_0),
-		sizeof(struct block_tq2_0),
-	};
-
-	return kq_is_iq(f) ? iq_block_bytes(kq_iq(f)) : bytes[f];
-}
-
-/* dbias = 2^s·d: the bias subtracted in integers (q3_K, q6_K, the
- * ternary and i-quants' offsets), else −1 (kept apart, dbias). */
-static DOT_ALWAYS_INLINE int kq_bias_shift(enum kq_format f)
-{
-	if (kq_is_iq(f))
-		return iq_is_iq1(kq_iq(f)) ? 4 : 6;
-	switch (f) {
-	case KQ_Q3_K: return 2;
-	case KQ_Q6_K: return 5;
-	case KQ_TQ1_0: case KQ_TQ2_0: return 0;
-	default: return -1;
-	}
-}
-
 /* Block i of a row of format f. */
 static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void *row, int64_t i)
 {
@@ -366,7 +323,7 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 {
 	const struct block_q8_K *x = xv;
 	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
-	const int shift = kq_bias_shift(f);
+	const int shift = kq_fold(f);
 	__m256 acc[DOT_ROWS], bacc[DOT_ROWS];
 
 	FOR_ROWS(r)

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "avx512_dot.h"
-#include "iq_subblocks.h"
+#include "kq_formats.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -524,33 +524,6 @@ static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *
 
 #define KQ_ROWS AVX512_KQ_DOT_ROWS
 
-/* The formats of this body; the i-quants in enum iq_format's order. */
-enum kq_format {
-	KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K, KQ_TQ1_0, KQ_TQ2_0,
-	KQ_IQ2_XXS, KQ_IQ2_XS, KQ_IQ2_S, KQ_IQ3_XXS, KQ_IQ3_S, KQ_IQ1_S, KQ_IQ1_M,
-};
-
-static DOT_ALWAYS_INLINE int kq_is_iq(enum kq_format f)
-{
-	return f >= KQ_IQ2_XXS;
-}
-
-static DOT_ALWAYS_INLINE enum iq_format kq_iq(enum kq_format f)
-{
-	return (enum iq_format)(f - KQ_IQ2_XXS);
-}
-
-static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
-{
-	static const int64_t bytes[] = {
-		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K), sizeof(struct block_tq1_0),
-		sizeof(struct block_tq2_0),
-	};
-
-	return kq_is_iq(f) ? iq_block_bytes(kq_iq(f)) : bytes[f];
-}
-
 /* How the decoders lay out a block's quants in the 4 zmm (the top). */
 enum kq_order { KQ_ELEMENTS, KQ_CRUMBS, KQ_NIBBLE_PAIRS };
 
@@ -559,20 +532,6 @@ static DOT_ALWAYS_INLINE enum kq_order kq_order(enum kq_format f)
 	if (f == KQ_Q2_K || f == KQ_Q3_K || f == KQ_TQ2_0)
 		return KQ_CRUMBS;
 	return f == KQ_Q4_K || f == KQ_Q5_K ? KQ_NIBBLE_PAIRS : KQ_ELEMENTS;
-}
-
-/* log2 of dbias / d where the bias is subtracted in integers (dbias =
- * 2^k·d: the weights' offset), −1 where it is kept apart (dmin). */
-static DOT_ALWAYS_INLINE int kq_fold(enum kq_format f)
-{
-	if (kq_is_iq(f))
-		return iq_is_iq1(kq_iq(f)) ? 4 : 6;
-	switch (f) {
-	case KQ_Q6_K: return 5;
-	case KQ_Q3_K: return 2;
-	case KQ_TQ1_0: case KQ_TQ2_0: return 0;
-	default: return -1;
-	}
 }
 
 /* The power of two the i-quants' integers leave out of d (iq_factor). */
