@@ -87,12 +87,12 @@ static inline struct iq_sub iq2_xxs_sub(const struct block_iq2_xxs *b, int ib)
 static inline struct iq_sub iq2_xs_sub(const struct block_iq2_xs *b, int ib)
 {
 	const uint16_t *q = b->qs + 4 * ib;
-	struct iq_sub s = { .signs = iq_ksigns4((uint32_t)(q[0] >> 9) | (uint32_t)(q[1] >> 9) << 7 |
-						(uint32_t)(q[2] >> 9) << 14 | (uint32_t)(q[3] >> 9) << 21),
-			    .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
+	struct iq_sub s = { .signs = 0, .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
 
-	for (int l = 0; l < 4; l++)
+	for (int l = 0; l < 4; l++) {
 		s.grid[l] = iq_grid8(ref_iq2xs_grid[q[l] & 511]);
+		s.signs |= (uint32_t)ref_ksigns_iq2xs[q[l] >> 9] << 8 * l;
+	}
 	return s;
 }
 
