@@ -269,41 +269,38 @@ static DOT_ALWAYS_INLINE __m512i iq_quants(__m512i g, __mmask64 neg, int iq1)
 	return _mm512_mask_sub_epi8(_mm512_add_epi8(base, g), neg, base, g);
 }
 
-/* 8 grid entries of 8 bytes by their indices (qwords of idx), in order:
- * scalar loads through a stored copy of idx (vpgatherqq took 10-20 %
- * longer on Zen 4). */
-static inline __m512i grid8(__m512i idx, const uint8_t (*grid)[8])
+/* 8 grid entries of 8 bytes, entry k by index i[k]: scalar loads with
+ * the indices in registers (vpgatherqq, or the indices computed in a
+ * vector and stored for the loads, took 10-30 % longer on Zen 4). */
+static DOT_ALWAYS_INLINE __m512i grid8(const uint8_t (*grid)[8], const uint32_t i[8])
 {
-	_Alignas(64) uint64_t i[8];
 	__m128i q[4];
 
-	_mm512_store_si512(i, idx);
 	for (int k = 0; k < 4; k++)
 		q[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)grid[i[2 * k]]), (long long)iq_grid8(grid[i[2 * k + 1]]),
 					1);
 	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(q[0], q[1])), _mm256_setr_m128i(q[2], q[3]), 1);
 }
 
-/* The same by index bytes in memory (iq2_xxs): 4 in the bytes of i0,
- * then 4 of i1; no store and reload (−20 % a block). */
-static inline __m512i grid8_bytes(const uint8_t (*grid)[8], uint32_t i0, uint32_t i1)
+/* 16 grid entries of 4 bytes by their indices (dwords of idx): one
+ * vpgatherdd. */
+static inline __m512i grid4(__m512i idx, const uint8_t (*grid)[4])
+{
+	return _mm512_i32gather_epi32(idx, (const void *)grid, 4);
+}
+
+/* The same by 16 index bytes in memory (iq3_xxs): scalar loads, −25 %
+ * a block (iq3_s's 9-bit indices lost 5 % so). */
+static inline __m512i grid4_bytes(const uint8_t (*grid)[4], const uint8_t *i)
 {
 	__m128i q[4];
 
 	for (int k = 0; k < 4; k++) {
-		const uint32_t i = k < 2 ? i0 : i1, s = 16 * (k % 2);
-
-		q[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)grid[(i >> s) & 255]),
-					(long long)iq_grid8(grid[(i >> (s + 8)) & 255]), 1);
+		q[k] = _mm_cvtsi32_si128((int)iq_u32(grid[i[4 * k]]));
+		for (int l = 1; l < 4; l++)
+			q[k] = _mm_insert_epi32(q[k], (int)iq_u32(grid[i[4 * k + l]]), l);
 	}
 	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(q[0], q[1])), _mm256_setr_m128i(q[2], q[3]), 1);
-}
-
-/* 16 grid entries of 4 bytes by their indices (dwords of idx): one
- * vpgatherdd (16 scalar loads and inserts took 5-10 % longer). */
-static inline __m512i grid4(__m512i idx, const uint8_t (*grid)[4])
-{
-	return _mm512_i32gather_epi32(idx, (const void *)grid, 4);
 }
 
 /* The signs of 64 elements from 8 7-bit sign indices, one a qword (bits
@@ -381,7 +378,9 @@ static DOT_ALWAYS_INLINE struct kq_block iq2_xxs_block(const struct block_iq2_xx
 	for (int c = 0; c < 4; c++) {
 		const __m128i v = _mm_loadu_si128((const __m128i *)(b->qs + 8 * c));
 		const __m512i s7 = _mm512_and_si512(words_shifted(v, 1, 3, shift), _mm512_set1_epi64(127));
-		const __m512i g = grid8_bytes(ref_iq2xxs_grid, iq_u32(b->qs + 8 * c), iq_u32(b->qs + 8 * c + 4));
+		const uint8_t *q = (const uint8_t *)(b->qs + 8 * c);
+		const uint32_t i[8] = { q[0], q[1], q[2], q[3], q[8], q[9], q[10], q[11] };
+		const __m512i g = grid8(ref_iq2xxs_grid, i);
 
 		k.q[c] = iq_quants(g, ksigns_mask(s7), 0);
 	}
@@ -395,10 +394,12 @@ static DOT_ALWAYS_INLINE struct kq_block iq2_xs_block(const struct block_iq2_xs 
 	struct kq_block k = iq_head(nibble_words(_mm_loadl_epi64((const __m128i *)b->scales)), b->d);
 
 	for (int c = 0; c < 4; c++) {
-		const __m512i q = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(b->qs + 8 * c)));
+		const uint16_t *w = b->qs + 8 * c;
+		const uint32_t i[8] = { w[0] & 511u, w[1] & 511u, w[2] & 511u, w[3] & 511u,
+					w[4] & 511u, w[5] & 511u, w[6] & 511u, w[7] & 511u };
+		const __m512i q = _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)w));
 
-		k.q[c] = iq_quants(grid8(_mm512_and_si512(q, _mm512_set1_epi64(511)), ref_iq2xs_grid),
-				   ksigns_mask(_mm512_srli_epi64(q, 9)), 0);
+		k.q[c] = iq_quants(grid8(ref_iq2xs_grid, i), ksigns_mask(_mm512_srli_epi64(q, 9)), 0);
 	}
 	return k;
 }
@@ -408,17 +409,16 @@ static DOT_ALWAYS_INLINE struct kq_block iq2_xs_block(const struct block_iq2_xs 
 static DOT_ALWAYS_INLINE struct kq_block iq2_s_block(const struct block_iq2_s *b)
 {
 	struct kq_block k = iq_head(nibble_words(_mm_loadl_epi64((const __m128i *)b->scales)), b->d);
-	const __m512i shift = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-
 	for (int c = 0; c < 4; c++) {
-		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
-		const int h = b->qh[2 * c] | b->qh[2 * c + 1] << 8;
-		const __m512i hi = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(h), shift), _mm512_set1_epi64(3));
+		const uint8_t *q = b->qs + 8 * c;
+		const uint32_t h = b->qh[2 * c] | (uint32_t)b->qh[2 * c + 1] << 8, i[8] = {
+			q[0] | (h << 8 & 0x300), q[1] | (h << 6 & 0x300), q[2] | (h << 4 & 0x300), q[3] | (h << 2 & 0x300),
+			q[4] | (h & 0x300), q[5] | (h >> 2 & 0x300), q[6] | (h >> 4 & 0x300), q[7] | (h >> 6 & 0x300),
+		};
 		uint64_t signs;
 
 		memcpy(&signs, b->qs + QK_K / 8 + 8 * c, 8);
-		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), ref_iq2s_grid), _cvtu64_mask64(signs),
-				   0);
+		k.q[c] = iq_quants(grid8(ref_iq2s_grid, i), _cvtu64_mask64(signs), 0);
 	}
 	return k;
 }
@@ -432,11 +432,10 @@ static DOT_ALWAYS_INLINE struct kq_block iq3_xxs_block(const struct block_iq3_xx
 	const __m512i shift = _mm512_setr_epi64(0, 7, 14, 21, 0, 7, 14, 21);
 
 	for (int c = 0; c < 4; c++) {
-		const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b->qs + 16 * c)));
 		const __m128i v = _mm_loadl_epi64((const __m128i *)(aux + 8 * c));
 		const __m512i s7 = _mm512_and_si512(words_shifted(v, 0, 1, shift), _mm512_set1_epi64(127));
 
-		k.q[c] = iq_quants(grid4(idx, ref_iq3xxs_grid), ksigns_mask(s7), 0);
+		k.q[c] = iq_quants(grid4_bytes(ref_iq3xxs_grid, b->qs + 16 * c), ksigns_mask(s7), 0);
 	}
 	return k;
 }
@@ -470,16 +469,15 @@ static DOT_ALWAYS_INLINE struct kq_block iq1_s_block(const struct block_iq1_s *b
 	const __m128i qh = _mm_loadu_si128((const __m128i *)b->qh);
 	const __m128i ls = _mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7));
 	struct kq_block k = iq_head(twice8(_mm_packus_epi16(ls, ls)), b->d);
-	const __m512i shift = _mm512_setr_epi64(0, 3, 6, 9, 16, 19, 22, 25);
-
 	for (int c = 0; c < 4; c++) {
-		const uint32_t h = b->qh[2 * c] | (uint32_t)b->qh[2 * c + 1] << 16;
-		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
-		const __m512i hi = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(h), shift), _mm512_set1_epi64(7));
-		const uint64_t neg = (h & 0x8000 ? 0xffffffffull : 0) | (h & 0x80000000u ? 0xffffffff00000000ull : 0);
+		const uint8_t *q = b->qs + 8 * c;
+		const uint32_t h0 = b->qh[2 * c], h1 = b->qh[2 * c + 1], i[8] = {
+			q[0] | (h0 << 8 & 0x700), q[1] | (h0 << 5 & 0x700), q[2] | (h0 << 2 & 0x700), q[3] | (h0 >> 1 & 0x700),
+			q[4] | (h1 << 8 & 0x700), q[5] | (h1 << 5 & 0x700), q[6] | (h1 << 2 & 0x700), q[7] | (h1 >> 1 & 0x700),
+		};
+		const uint64_t neg = (h0 & 0x8000 ? 0xffffffffull : 0) | (h1 & 0x8000 ? 0xffffffff00000000ull : 0);
 
-		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), (const uint8_t (*)[8])ref_iq1s_grid),
-				   _cvtu64_mask64(neg), 1);
+		k.q[c] = iq_quants(grid8((const uint8_t (*)[8])ref_iq1s_grid, i), _cvtu64_mask64(neg), 1);
 	}
 	return k;
 }
@@ -497,13 +495,16 @@ static DOT_ALWAYS_INLINE struct kq_block iq1_m_block(const struct block_iq1_m *b
 	const __m512i shift = _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28);
 
 	for (int c = 0; c < 4; c++) {
-		const __m512i nib = _mm512_srlv_epi64(_mm512_set1_epi64(iq_u32(b->qh + 4 * c)), shift);
-		const __m512i lo = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(b->qs + 8 * c)));
-		const __m512i hi = _mm512_and_si512(nib, _mm512_set1_epi64(7));
+		const uint8_t *q = b->qs + 8 * c;
+		const uint32_t h = iq_u32(b->qh + 4 * c), i[8] = {
+			q[0] | (h << 8 & 0x700), q[1] | (h << 4 & 0x700), q[2] | (h & 0x700), q[3] | (h >> 4 & 0x700),
+			q[4] | (h >> 8 & 0x700), q[5] | (h >> 12 & 0x700), q[6] | (h >> 16 & 0x700), q[7] | (h >> 20 & 0x700),
+		};
+		const __m512i nib = _mm512_srlv_epi64(_mm512_set1_epi64(h), shift);
 		const __mmask8 neg8 = _mm512_test_epi64_mask(nib, _mm512_set1_epi64(8));
 
-		k.q[c] = iq_quants(grid8(_mm512_or_si512(lo, _mm512_slli_epi64(hi, 8)), (const uint8_t (*)[8])ref_iq1s_grid),
-				   _mm512_movepi8_mask(_mm512_movm_epi64(neg8)), 1);
+		k.q[c] = iq_quants(grid8((const uint8_t (*)[8])ref_iq1s_grid, i), _mm512_movepi8_mask(_mm512_movm_epi64(neg8)),
+				   1);
 	}
 	return k;
 }
