@@ -1,13 +1,14 @@
-/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) against q8_K activations,
- * in integer arithmetic, one body for the five as cpu-avx512's
- * matmul_kquant_avx512.c (the formulas are its): a format decodes a block
+/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K), the ternary formats and the
+ * i-quants below 4 bits against q8_K activations, in integer arithmetic,
+ * one body for all (kq_formats.h) as cpu-avx512's matmul_kquant_avx512.c
+ * (the formulas are its): a format decodes a block
  * into its 256 quants as unsigned bytes (8 ymm of 32 in element order),
  * the 16 scales of its groups of 16 (q4_K and q5_K: each of their 8
  * scales of 32 twice) and the coefficient of each group's Σ x, and
  *
  *   Σ y·x = d·dx·Σ_g sc_g·Σ_g u·x − dbias·dx·Σ_g bias_g·Σ_g x
  *
- * with Σ_g u·x by vpmaddubsw and sc_g on the vpmaddwd that follows (u ≤ 63:
+ * with Σ_g u·x by vpmaddubsw and sc_g on the vpmaddwd that follows (u ≤ 126:
  * every pair sum stays below 2^15), Σ_g x the activation's bsums:
  *
  *   q2_K  y = d·sc·u − dmin·m       u 0..3:  bias m,  dbias dmin
@@ -16,7 +17,9 @@
  *   q5_K  y = d·sc·u − dmin·m       u 0..31 (the qh bit as 16)
  *   q6_K  y = d·sc·(u − 32)         u 0..63: bias sc, dbias 32·d
  *
- * (q3_K and q6_K subtract their bias in integers: dbias = 2^s·d.)
+ * and the others of matmul_kquant_avx512.c's list. (q3_K, q6_K, the ternary
+ * and the i-quants subtract their bias in integers: dbias = 2^s·d, kq_fold;
+ * the i-quants' own factor 1/8, 1/4 rides on d.)
  *
  * vpmaddubsw in both of the plugin's tables (avx2_dot.h): built once, as
  * avx2_*.

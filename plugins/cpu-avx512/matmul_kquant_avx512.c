@@ -1,6 +1,8 @@
-/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) against q8_K activations,
- * in integer arithmetic as matmul_quant_avx512.c's (built twice the same
- * way, avx512_dot.h). One body for the five: a format decodes a block
+/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K), the ternary formats (tq1_0,
+ * tq2_0) and the i-quants below 4 bits (iq2_xxs, iq2_xs, iq2_s, iq3_xxs,
+ * iq3_s, iq1_s, iq1_m) against q8_K activations, in integer arithmetic
+ * as matmul_quant_avx512.c's (built twice the same way, avx512_dot.h).
+ * One body for all (kq_formats.h): a format decodes a block
  * into its 256 quants as unsigned bytes (4 zmm: q6_K in element order,
  * the others in crumbs' or nibble_pairs' order, the activation reordered
  * to match), the
@@ -17,8 +19,14 @@
  *   q4_K  y = d·sc·u − dmin·m       u 0..15: bias m,  dbias dmin
  *   q5_K  y = d·sc·u − dmin·m       u 0..31 (the qh bit as 16)
  *   q6_K  y = d·sc·(u − 32)         u 0..63: bias sc, dbias 32·d
+ *   tq*   y = d·(u − 1)             u 0..2 (sc 1): bias 1, dbias d
+ *   iq2*, y = f·d·sc·(u − 64)       u = 64 ± grid value (2..126): bias sc,
+ *   iq3*                            dbias 64·f·d (f: 1/8, 1/4 or 1)
+ *   iq1*  y = d/8·sc·(u − 16)       u = 8·(grid + 2) ± 1 (7..25, grid in
+ *                                   −1..1, ± the delta): bias sc, dbias 2·d
  *
- * Every pair sum of vpmaddubsw stays below 2^15 (63·128·2 at most), and
+ * (sc of the i-quants: 2·ls + 1.) Every pair sum of vpmaddubsw stays below
+ * 2^15 (126·127·2 at most), and
  * a block's Σ_g sc_g·Σ_g u·x in int32 (vpmaddwd by the scales, one float
  * conversion and FMA a block and row: 2× the f32-per-64-bytes body on Zen
  * 4 in L1/L2, q4_K 10.5 -> 5.2 ns a block and row, q6_K 18.5 -> 6.2).
