@@ -265,11 +265,24 @@ static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b
  * entries made unsigned for vpmaddubsw with an offset that the bias
  * takes out (kq_fold): iq2/iq3 64 ± grid (2..126), iq1
  * 8·(grid + 2) ± 1 (7..25, the delta times 8), − where the sign bit is. */
-static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int iq1)
+static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int entry_bytes, int iq1)
 {
-	const __m256i g = _mm256_set_epi64x((long long)s.grid[3], (long long)s.grid[2], (long long)s.grid[1],
-					    (long long)s.grid[0]);
 	const __m256i neg = bits_to_byte_mask(s.signs);
+	__m128i h[2];
+
+	/* the entries loaded straight into vector registers */
+	for (int k = 0; k < 2; k++) {
+		if (entry_bytes == 8) {
+			h[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)s.entry[2 * k]),
+						(long long)iq_grid8(s.entry[2 * k + 1]), 1);
+		} else {
+			h[k] = _mm_cvtsi32_si128((int)iq_u32(s.entry[4 * k]));
+			for (int l = 1; l < 4; l++)
+				h[k] = _mm_insert_epi32(h[k], (int)iq_u32(s.entry[4 * k + l]), l);
+		}
+	}
+
+	const __m256i g = _mm256_setr_m128i(h[0], h[1]);
 	const __m256i base = iq1 ? _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(2)), 3) /* 8..24: no carry */
 				 : _mm256_set1_epi8(64);
 	const __m256i mag = iq1 ? _mm256_set1_epi8(1) : g;
@@ -289,7 +302,7 @@ static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *
 	_Pragma("GCC unroll 8") for (int c = 0; c < 8; c++) {
 		const struct iq_sub s = iq_sub_of(f, b, c);
 
-		k.q[c] = iq_chunk(s, iq_is_iq1(f));
+		k.q[c] = iq_chunk(s, iq_entry_bytes(f), iq_is_iq1(f));
 		sc[c / 4] |= (uint64_t)(s.scale[0] | s.scale[1] << 8) << 16 * (c % 4);
 	}
 

@@ -13,8 +13,7 @@
 #include "quant_blocks.h"
 #include "ref/codebooks.h"
 
-/* Entry i of a grid of 8 bytes, or two entries of 4 (iq3), as the 64-bit
- * word of their bytes in element order (one load each). */
+/* A grid entry's 8 bytes as a 64-bit word, element j in byte j. */
 static inline uint64_t iq_grid8(const uint8_t entry[8])
 {
 	uint64_t v;
@@ -23,17 +22,9 @@ static inline uint64_t iq_grid8(const uint8_t entry[8])
 	return v;
 }
 
-static inline uint64_t iq_grid4x2(const uint8_t a[4], const uint8_t b[4])
-{
-	uint32_t lo, hi;
-
-	memcpy(&lo, a, 4);
-	memcpy(&hi, b, 4);
-	return lo | (uint64_t)hi << 32;
-}
-
 /* Sub-block ib (elements 32ib .. 32ib + 31) of a block:
- *   grid[l]  elements 8l .. 8l + 7, one byte each (the codebook entries);
+ *   entry[l] its grid entries in element order, read in place: 4 of 8
+ *            bytes (entry[0..3]) or, iq3, 8 of 4 (iq_entry_bytes);
  *   signs    bit j for element j: iq2/iq3 the element is negative,
  *            iq1 its delta is (−1/8 instead of +1/8);
  *   scale[h] the odd multiplier 2·ls + 1 of elements 16h .. 16h + 15.
@@ -41,7 +32,7 @@ static inline uint64_t iq_grid4x2(const uint8_t a[4], const uint8_t b[4])
  * d·factor·scale·(8·grid ± 1) (iq1), factor the format's power of two
  * (iq_factor below). */
 struct iq_sub {
-	uint64_t grid[4];
+	const uint8_t *entry[8];
 	uint32_t signs;
 	uint8_t scale[2];
 };
@@ -78,7 +69,7 @@ static inline struct iq_sub iq2_xxs_sub(const struct block_iq2_xxs *b, int ib)
 	struct iq_sub s = { .signs = iq_ksigns4(aux), .scale = { iq_odd(aux >> 28), iq_odd(aux >> 28) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = iq_grid8(ref_iq2xxs_grid[(idx >> 8 * l) & 255]);
+		s.entry[l] = ref_iq2xxs_grid[(idx >> 8 * l) & 255];
 	return s;
 }
 
@@ -90,7 +81,7 @@ static inline struct iq_sub iq2_xs_sub(const struct block_iq2_xs *b, int ib)
 	struct iq_sub s = { .signs = 0, .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
 
 	for (int l = 0; l < 4; l++) {
-		s.grid[l] = iq_grid8(ref_iq2xs_grid[q[l] & 511]);
+		s.entry[l] = ref_iq2xs_grid[q[l] & 511];
 		s.signs |= (uint32_t)ref_ksigns_iq2xs[q[l] >> 9] << 8 * l;
 	}
 	return s;
@@ -106,7 +97,7 @@ static inline struct iq_sub iq2_s_sub(const struct block_iq2_s *b, int ib)
 			    .scale = { iq_odd(b->scales[ib] & 15), iq_odd(b->scales[ib] >> 4) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = iq_grid8(ref_iq2s_grid[q[l] | ((h << (8 - 2 * l)) & 0x300)]);
+		s.entry[l] = ref_iq2s_grid[q[l] | ((h << (8 - 2 * l)) & 0x300)];
 	return s;
 }
 
@@ -118,8 +109,8 @@ static inline struct iq_sub iq3_xxs_sub(const struct block_iq3_xxs *b, int ib)
 	const uint32_t aux = iq_u32(b->qs + QK_K / 4 + 4 * ib);
 	struct iq_sub s = { .signs = iq_ksigns4(aux), .scale = { iq_odd(aux >> 28), iq_odd(aux >> 28) } };
 
-	for (int l = 0; l < 4; l++)
-		s.grid[l] = iq_grid4x2(ref_iq3xxs_grid[q[2 * l]], ref_iq3xxs_grid[q[2 * l + 1]]);
+	for (int l = 0; l < 8; l++)
+		s.entry[l] = ref_iq3xxs_grid[q[l]];
 	return s;
 }
 
@@ -131,9 +122,8 @@ static inline struct iq_sub iq3_s_sub(const struct block_iq3_s *b, int ib)
 	const unsigned h = b->qh[ib], ls = (b->scales[ib / 2] >> 4 * (ib % 2)) & 15;
 	struct iq_sub s = { .signs = iq_u32(b->signs + 4 * ib), .scale = { iq_odd(ls), iq_odd(ls) } };
 
-	for (int l = 0; l < 4; l++)
-		s.grid[l] = iq_grid4x2(ref_iq3s_grid[q[2 * l] | ((h << (8 - 2 * l)) & 256)],
-				       ref_iq3s_grid[q[2 * l + 1] | ((h << (7 - 2 * l)) & 256)]);
+	for (int l = 0; l < 8; l++)
+		s.entry[l] = ref_iq3s_grid[q[l] | ((h << (8 - l)) & 256)];
 	return s;
 }
 
@@ -146,7 +136,7 @@ static inline struct iq_sub iq1_s_sub(const struct block_iq1_s *b, int ib)
 	struct iq_sub s = { .signs = h & 0x8000 ? 0xffffffffu : 0, .scale = { iq_odd((h >> 12) & 7), iq_odd((h >> 12) & 7) } };
 
 	for (int l = 0; l < 4; l++)
-		s.grid[l] = iq_grid8((const uint8_t *)ref_iq1s_grid[q[l] | (((h >> 3 * l) & 7) << 8)]);
+		s.entry[l] = (const uint8_t *)ref_iq1s_grid[q[l] | (((h >> 3 * l) & 7) << 8)];
 	return s;
 }
 
@@ -163,18 +153,16 @@ static inline uint16_t iq1_m_d(const struct block_iq1_m *b)
  * and the delta's sign (that nibble's bit 3); a 3-bit ls per 16. */
 static inline struct iq_sub iq1_m_sub(const struct block_iq1_m *b, int ib)
 {
-	const uint8_t *q = b->qs + 4 * ib, *qh = b->qh + 2 * ib;
-	uint16_t sc;
+	const uint8_t *q = b->qs + 4 * ib;
+	const unsigned h = b->qh[2 * ib] | b->qh[2 * ib + 1] << 8; /* nibble l: the l-th 8's */
+	const unsigned sc = b->scales[2 * (ib / 2)] | b->scales[2 * (ib / 2) + 1] << 8;
 	struct iq_sub s = { .signs = 0 };
 
-	memcpy(&sc, b->scales + 2 * (ib / 2), 2);
 	s.scale[0] = iq_odd((sc >> 6 * (ib % 2)) & 7);
 	s.scale[1] = iq_odd((sc >> (6 * (ib % 2) + 3)) & 7);
 	for (int l = 0; l < 4; l++) {
-		const unsigned nib = qh[l / 2] >> 4 * (l % 2);
-
-		s.grid[l] = iq_grid8((const uint8_t *)ref_iq1s_grid[q[l] | (nib & 7) << 8]);
-		s.signs |= nib & 8 ? 0xffu << 8 * l : 0;
+		s.entry[l] = (const uint8_t *)ref_iq1s_grid[q[l] | ((h >> 4 * l) & 7) << 8];
+		s.signs |= ((h >> (4 * l + 3)) & 1) * (0xffu << 8 * l);
 	}
 	return s;
 }
@@ -221,6 +209,12 @@ static inline __attribute__((always_inline)) uint16_t iq_d(enum iq_format f, con
 static inline __attribute__((always_inline)) float iq_factor(enum iq_format f)
 {
 	return f == IQ_IQ3_XXS ? IQ_FACTOR_IQ3XXS : f == IQ_IQ3_S ? IQ_FACTOR_IQ3S : 0.125f;
+}
+
+/* Bytes of a grid entry: 4 for the iq3 formats, else 8. */
+static inline __attribute__((always_inline)) int iq_entry_bytes(enum iq_format f)
+{
+	return f == IQ_IQ3_XXS || f == IQ_IQ3_S ? 4 : 8;
 }
 
 /* iq1_s and iq1_m: values 8·grid ± 1, else ±grid. */

@@ -264,7 +264,8 @@ static inline __attribute__((always_inline)) void decode_iq(enum iq_format f, co
 			const struct iq_sub sub = iq_sub_of(f, b, ib);
 
 			for (int j = 0; j < 32; j++) {
-				const int g = (int8_t)(sub.grid[j / 8] >> 8 * (j % 8)), sign = sub.signs >> j & 1 ? -1 : 1;
+				const int e = iq_entry_bytes(f);
+				const int g = (int8_t)sub.entry[j / e][j % e], sign = sub.signs >> j & 1 ? -1 : 1;
 
 				u[j] = (uint8_t)(iq_is_iq1(f) ? 8 * (g + 2) + sign : 64 + sign * g);
 			}
