@@ -118,7 +118,7 @@ void conf_dtype_tests_entry(void **state);
 	{ .name = prefix_, .test_func = conf_dtype_tests_entry,                                   \
 	  .initial_state = (void *)&(const struct conf_dtype_tests){ prefix_, run_, keep_ } }
 /* Expands the group's CONF_DTYPE_TESTS entries: a fresh array (count in
- * *count) for free_expanded_tests. */
+ * *count) to free with conf_free_expanded_tests. */
 struct CMUnitTest *conf_expand_dtype_tests(const struct CMUnitTest *tests, size_t n, size_t *count);
 void conf_free_expanded_tests(struct CMUnitTest *tests, size_t count);
 /* A keep() for CONF_DTYPE_TESTS: the .def's weight dtypes (WEIGHT 1:

@@ -15,7 +15,7 @@
 extern const uint8_t ref_iq2xxs_grid[GLLMK_IQ2XXS_GRID_LEN][8];
 extern const uint8_t ref_iq2xs_grid[GLLMK_IQ2XS_GRID_LEN][8];
 extern const uint8_t ref_iq2s_grid[GLLMK_IQ2S_GRID_LEN][8];
-/* 4 magnitudes per entry, odd values 1 .. 62 */
+/* 4 magnitudes per entry: iq3xxs in {4, 12, .., 52, 62}, iq3s odd 1 .. 15 */
 extern const uint8_t ref_iq3xxs_grid[GLLMK_IQ3XXS_GRID_LEN][4];
 extern const uint8_t ref_iq3s_grid[GLLMK_IQ3S_GRID_LEN][4];
 /* 8 values in {-1, 0, 1} per entry (iq1_s and iq1_m) */

@@ -459,7 +459,7 @@ REF_DECODED_DOT_DTYPES(REF_DEFINE_VEC_DOT)
  * (the i-quants' sub-block scale 2s + 1 is the multiplier; their 1/8 or
  * 1/4 is folded into d, and iq1's offset ±1/8 into the codes 8·g ± 1).
  * Every such product is exact in f32 (at most 11 + 5 + 6 significant bits,
- * no underflow: d ≥ 2^-27), so decoding through the codes gives ggml's
+ * no underflow: |value| ≥ 2^-27; mxfp4's d is a power of two), so decoding through the codes gives ggml's
  * dequantize_row_<t> bit for bit, in whatever order ggml multiplies; and
  * the vec_dot sums q·xq per 16 in integers, as ggml does. Layouts and
  * formulas: SPEC/QUANT.md. */
@@ -658,6 +658,24 @@ static int tq1_trit(uint8_t byte, int n)
 	return (q * 3) >> 8;
 }
 
+/* One scale for the whole block (d, every multiplier 1), `groups` of 16. */
+static void one_scale(struct codes *c, float d, int groups)
+{
+	c->d = d;
+	for (int g = 0; g < groups; g++)
+		c->mult[g] = 1;
+}
+
+/* Codes trit − 1 of `len` tq1_0 bytes, trits 0 .. trits−1, trit-major:
+ * trit n of byte m is code n·len + m. Returns the next code. */
+static int8_t *tq1_codes(int8_t *q, const uint8_t *bytes, int len, int trits)
+{
+	for (int n = 0; n < trits; n++)
+		for (int m = 0; m < len; m++)
+			*q++ = (int8_t)(tq1_trit(bytes[m], n) - 1);
+	return q;
+}
+
 /* tq1_0: qs[0..31] hold elements 0..159 (trit n of byte m is element
  * 32n + m), qs[32..47] elements 160..239 (16n + m), qh[0..3] elements
  * 240..255 (4n + m); x = d·(trit − 1). */
@@ -666,18 +684,10 @@ static void codes_tq1_0(const void *src, struct codes *c)
 	const struct block_tq1_0 *b = src;
 	int8_t *q = c->q;
 
-	c->d = f16_to_f32(b->d);
-	for (int g = 0; g < QK_K / 16; g++)
-		c->mult[g] = 1;
-	for (int n = 0; n < 5; n++)
-		for (int m = 0; m < 32; m++)
-			*q++ = (int8_t)(tq1_trit(b->qs[m], n) - 1);
-	for (int n = 0; n < 5; n++)
-		for (int m = 0; m < 16; m++)
-			*q++ = (int8_t)(tq1_trit(b->qs[32 + m], n) - 1);
-	for (int n = 0; n < 4; n++)
-		for (int m = 0; m < 4; m++)
-			*q++ = (int8_t)(tq1_trit(b->qh[m], n) - 1);
+	one_scale(c, f16_to_f32(b->d), QK_K / 16);
+	q = tq1_codes(q, b->qs, 32, 5);
+	q = tq1_codes(q, b->qs + 32, 16, 5);
+	tq1_codes(q, b->qh, 4, 4);
 }
 
 /* tq2_0: 2 bits per element: bits 2l of byte 32h + m are element
@@ -687,9 +697,7 @@ static void codes_tq2_0(const void *src, struct codes *c)
 	const struct block_tq2_0 *b = src;
 	int8_t *q = c->q;
 
-	c->d = f16_to_f32(b->d);
-	for (int g = 0; g < QK_K / 16; g++)
-		c->mult[g] = 1;
+	one_scale(c, f16_to_f32(b->d), QK_K / 16);
 	for (int h = 0; h < 2; h++)
 		for (int l = 0; l < 4; l++)
 			for (int m = 0; m < 32; m++)
@@ -709,8 +717,7 @@ static void codes_mxfp4(const void *src, struct codes *c)
 {
 	const struct block_mxfp4 *b = src;
 
-	c->d = e8m0_half(b->e);
-	c->mult[0] = c->mult[1] = 1;
+	one_scale(c, e8m0_half(b->e), QK_MXFP4 / 16);
 	for (int j = 0; j < QK_MXFP4 / 2; j++) {
 		c->q[j] = ref_kvalues_mxfp4[b->qs[j] & 0x0f];
 		c->q[j + QK_MXFP4 / 2] = ref_kvalues_mxfp4[b->qs[j] >> 4];
@@ -726,8 +733,12 @@ static void dequant_codes(const void *src, float *y, int64_t n, int32_t t, codes
 
 	for (int64_t i = 0; i < n / elems; i++, y += elems) {
 		unpack((const char *)src + i * bytes, &c);
-		for (int64_t j = 0; j < elems; j++)
-			y[j] = c.d * c.mult[j / 16] * c.q[j];
+		for (int64_t g = 0; g < elems / 16; g++) {
+			const float dm = c.d * c.mult[g];
+
+			for (int j = 0; j < 16; j++)
+				y[16 * g + j] = dm * c.q[16 * g + j];
+		}
 	}
 }
 
@@ -746,37 +757,72 @@ static const int8_t *partner_block(const void *xq, int32_t xt, int64_t i, float 
 	return b->qs;
 }
 
-static float vec_dot_codes(int64_t n, const void *w, int32_t t, codes_fn unpack, const void *xq, int32_t xt)
+/* The integer dot of one unpacked block with an activation block: Σ over
+ * the 16-element groups of mult · Σ q·x, exact in int32. */
+static int32_t block_isum(const struct codes *c, const int8_t *x, int64_t elems)
+{
+	int32_t isum = 0;
+
+	for (int64_t g = 0; g < elems / 16; g++) {
+		int32_t s = 0;
+
+		for (int j = 0; j < 16; j++)
+			s += c->q[16 * g + j] * x[16 * g + j];
+		isum += c->mult[g] * s;
+	}
+	return isum;
+}
+
+/* `rows` weight rows (w_stride bytes apart) against `x_rows` activation
+ * rows (xq_stride bytes apart), out[i·rows + r] for weight row r and
+ * activation row i: each weight block is unpacked once for all x_rows
+ * (the tile of cpu_kernels.h's vec_dot_tile; rows = x_rows = 1 is vec_dot).
+ * Per output, ggml's order: one f32 product per block, summed in f32.
+ * Inlined into each entry, so that the format's unpack and the counts are
+ * constants there. */
+static inline __attribute__((always_inline)) void vec_dot_codes(int64_t n, const void *w, int64_t w_stride, int rows,
+								 const void *xq, int64_t xq_stride, int x_rows,
+								 float *out, int32_t t, codes_fn unpack, int32_t xt)
 {
 	const int64_t elems = cpu_block_elems(t), bytes = cpu_block_bytes(t);
 	struct codes c;
-	float sum = 0.0f;
 
-	for (int64_t i = 0; i < n / elems; i++) {
-		float dx;
-		const int8_t *x = partner_block(xq, xt, i, &dx);
-		int32_t isum = 0;
+	for (int i = 0; i < x_rows * rows; i++)
+		out[i] = 0.0f;
+	for (int64_t b = 0; b < n / elems; b++) {
+		for (int r = 0; r < rows; r++) {
+			unpack((const char *)w + r * w_stride + b * bytes, &c);
+			for (int i = 0; i < x_rows; i++) {
+				float dx;
+				const int8_t *x = partner_block((const char *)xq + i * xq_stride, xt, b, &dx);
 
-		unpack((const char *)w + i * bytes, &c);
-		for (int64_t g = 0; g < elems / 16; g++) {
-			int32_t s = 0;
-
-			for (int j = 0; j < 16; j++)
-				s += c.q[16 * g + j] * x[16 * g + j];
-			isum += c.mult[g] * s;
+				out[i * rows + r] += c.d * dx * (float)block_isum(&c, x, elems);
+			}
 		}
-		sum += c.d * dx * (float)isum;
 	}
-	return sum;
 }
 
-#define REF_DEFINE_CODES(name, dt, vdt)                                           \
-	void ref_dequant_row_##name(const void *src, float *dst, int64_t n)        \
-	{                                                                          \
-		dequant_codes(src, dst, n, dt, codes_##name);                      \
-	}                                                                          \
-	float ref_vec_dot_##name(int64_t n, const void *w, const void *xq)         \
-	{                                                                          \
-		return vec_dot_codes(n, w, dt, codes_##name, xq, vdt);             \
+#define REF_DEFINE_CODES(name, dt, vdt)                                                           \
+	void ref_dequant_row_##name(const void *src, float *dst, int64_t n)                        \
+	{                                                                                          \
+		dequant_codes(src, dst, n, dt, codes_##name);                                      \
+	}                                                                                          \
+	float ref_vec_dot_##name(int64_t n, const void *w, const void *xq)                         \
+	{                                                                                          \
+		float out;                                                                         \
+                                                                                                   \
+		vec_dot_codes(n, w, 0, 1, xq, 0, 1, &out, dt, codes_##name, vdt);                  \
+		return out;                                                                        \
+	}                                                                                          \
+	void ref_vec_dot_rows_##name(int64_t n, const void *w, int64_t w_stride, const void *xq,  \
+				     float *out)                                                   \
+	{                                                                                          \
+		vec_dot_codes(n, w, w_stride, REF_DOT_ROWS, xq, 0, 1, out, dt, codes_##name, vdt); \
+	}                                                                                          \
+	void ref_vec_dot_tile_##name(int64_t n, const void *w, int64_t w_stride, const void *xq,  \
+				     int64_t xq_stride, float *out)                                \
+	{                                                                                          \
+		vec_dot_codes(n, w, w_stride, REF_DOT_ROWS, xq, xq_stride, REF_DOT_X_ROWS, out, dt, \
+			      codes_##name, vdt);                                                  \
 	}
 REF_CODE_DTYPES(REF_DEFINE_CODES)

@@ -89,6 +89,19 @@ REF_QUANT_DTYPES(REF_DECLARE_QUANT)
 REF_DTYPES(REF_DECLARE_VEC_DOT)
 #undef REF_DECLARE_VEC_DOT
 
+/* ref_vec_dot_rows_<t> and ref_vec_dot_tile_<t> for REF_CODE_DTYPES
+ * (cpu_kernels.h's vec_dot_rows and vec_dot_tile): REF_DOT_ROWS weight rows
+ * a call, against one or REF_DOT_X_ROWS activation rows, each weight block
+ * unpacked once for all of them (small M > 1: a prompt's few rows). */
+#define REF_DOT_ROWS 4
+#define REF_DOT_X_ROWS 4
+#define REF_DECLARE_DOT_TILES(name, dt, vdt)                                                         \
+	void ref_vec_dot_rows_##name(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out); \
+	void ref_vec_dot_tile_##name(int64_t n, const void *w, int64_t w_stride, const void *xq,       \
+				     int64_t xq_stride, float *out);
+REF_CODE_DTYPES(REF_DECLARE_DOT_TILES)
+#undef REF_DECLARE_DOT_TILES
+
 /* The portable sgemm microkernel: a 6×8 register block that gcc vectorises
  * for any target (12 accumulators of 4 lanes: fits 16 SSE or NEON registers). */
 #define REF_SGEMM_MR 6
@@ -114,8 +127,14 @@ void ref_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int6
 #define REF_MATMUL_Q8_ENTRY(name, dt, vdt) [dt] = { .vec_dtype = vdt, .vec_dot = ref_vec_dot_##name },
 #define REF_MATMUL_KERNELS_Q8 { REF_DTYPES(REF_MATMUL_Q8_ENTRY) }
 
-/* One such entry, for a SIMD table's line of its own (a faster kernel
- * replaces that line): .matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs). */
-#define REF_MATMUL_Q8(vdt, name) { .vec_dtype = GLLMK_##vdt, .vec_dot = ref_vec_dot_##name }
+/* The quantized path of a REF_CODE_DTYPES format with its multi-row
+ * kernels, for a SIMD table's line of its own (a faster kernel replaces
+ * that line): .matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs). */
+#define REF_MATMUL_Q8(vdt, name)                                                                    \
+	{                                                                                           \
+		.vec_dtype = GLLMK_##vdt, .vec_dot = ref_vec_dot_##name,                            \
+		.vec_dot_rows = ref_vec_dot_rows_##name, .dot_rows = REF_DOT_ROWS,                  \
+		.vec_dot_tile = ref_vec_dot_tile_##name, .x_rows = REF_DOT_X_ROWS,                  \
+	}
 
 #endif
