@@ -24,6 +24,16 @@
  * small M, the GEMM at large M). */
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
 #define AVX512_KQ_MATMUL(isa, t) DOT_ROWS_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS)
+/* ... with a vec_dot_tile of AVX512_KQ_X_ROWS activation rows (small M > 1) */
+#define AVX512_KQ_TILE_MATMUL(isa, t)                                                      \
+	{                                                                                  \
+		.vec_dtype = GLLMK_Q8_K,                                                   \
+		.vec_dot = isa##_vec_dot_##t,                                              \
+		.vec_dot_rows = isa##_vec_dot_rows_##t,                                    \
+		.dot_rows = AVX512_KQ_DOT_ROWS,                                            \
+		.vec_dot_tile = isa##_vec_dot_tile_##t,                                    \
+		.x_rows = AVX512_KQ_X_ROWS,                                                \
+	}
 #define AVX512_TABLE(name, dots, ...)                                                       \
 	{                                                                                  \
 		.isa = name,                                                               \
@@ -51,15 +61,15 @@
 		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
 		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
 		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
-		.matmul[GLLMK_TQ1_0] = AVX512_KQ_MATMUL(dots, tq1_0),                      \
-		.matmul[GLLMK_TQ2_0] = AVX512_KQ_MATMUL(dots, tq2_0),                      \
-		.matmul[GLLMK_IQ2_XXS] = AVX512_KQ_MATMUL(dots, iq2_xxs),                  \
-		.matmul[GLLMK_IQ2_XS] = AVX512_KQ_MATMUL(dots, iq2_xs),                    \
-		.matmul[GLLMK_IQ2_S] = AVX512_KQ_MATMUL(dots, iq2_s),                      \
-		.matmul[GLLMK_IQ3_XXS] = AVX512_KQ_MATMUL(dots, iq3_xxs),                  \
-		.matmul[GLLMK_IQ3_S] = AVX512_KQ_MATMUL(dots, iq3_s),                      \
-		.matmul[GLLMK_IQ1_S] = AVX512_KQ_MATMUL(dots, iq1_s),                      \
-		.matmul[GLLMK_IQ1_M] = AVX512_KQ_MATMUL(dots, iq1_m),                      \
+		.matmul[GLLMK_TQ1_0] = AVX512_KQ_TILE_MATMUL(dots, tq1_0),                 \
+		.matmul[GLLMK_TQ2_0] = AVX512_KQ_TILE_MATMUL(dots, tq2_0),                 \
+		.matmul[GLLMK_IQ2_XXS] = AVX512_KQ_TILE_MATMUL(dots, iq2_xxs),             \
+		.matmul[GLLMK_IQ2_XS] = AVX512_KQ_TILE_MATMUL(dots, iq2_xs),               \
+		.matmul[GLLMK_IQ2_S] = AVX512_KQ_TILE_MATMUL(dots, iq2_s),                 \
+		.matmul[GLLMK_IQ3_XXS] = AVX512_KQ_TILE_MATMUL(dots, iq3_xxs),             \
+		.matmul[GLLMK_IQ3_S] = AVX512_KQ_TILE_MATMUL(dots, iq3_s),                 \
+		.matmul[GLLMK_IQ1_S] = AVX512_KQ_TILE_MATMUL(dots, iq1_s),                 \
+		.matmul[GLLMK_IQ1_M] = AVX512_KQ_TILE_MATMUL(dots, iq1_m),                 \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

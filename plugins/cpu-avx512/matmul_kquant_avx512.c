@@ -616,82 +616,126 @@ static inline __m512i dot_scaled_acc(__m512i acc, __m512i u, __m512i x, __m512i 
  * (q6_K 25-27); prefetching into L1 too evicts what the dots are reading. */
 #define KQ_PREFETCH_AHEAD 8192
 
-/* The body of every format (f a constant once inlined): the activation's
- * bytes and bsums once per block for all rows; per row the block's dot in
- * int32 (vpmaddubsw, then vpmaddwd by the int16 group scales), converted
- * and scaled once per block. q3_K and q6_K (bias = sc, dbias = 2^k·d) fold
- * the bias into that integer sum; the others keep it apart (dmin). */
-static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
-				  float *out, const int rows)
-{
-	const struct block_q8_K *x = xv;
-	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
-	const int fold = kq_fold(f);
-	__m512 acc[KQ_ROWS];
-	__m256 bacc[KQ_ROWS];
+/* An activation block as every row meets it: its bytes in the decoders'
+ * order, its bsums as the format's bias needs them, dx with the format's
+ * factor. */
+struct kq_x {
+	__m512i q[4];
+	__m256i bs;
+	__m128 d;
+};
 
-	FOR_ROWS(r) {
-		acc[r] = _mm512_setzero_ps();
-		bacc[r] = _mm256_setzero_ps();
+static DOT_ALWAYS_INLINE struct kq_x kq_x_block(enum kq_format f, const struct block_q8_K *x)
+{
+	const __m256i bs16 = _mm256_loadu_si256((const __m256i *)x->bsums);
+	struct kq_x v = {
+		.bs = f == KQ_Q4_K || f == KQ_Q5_K ? bsums32_high(bs16) : bs16,
+		.d = _mm_set1_ps(x->d * kq_factor(f)),
+	};
+
+	load_q8_K(x, v.q);
+	if (kq_order(f) != KQ_ELEMENTS) { /* the decoders' orders, 32 elements at a time */
+		const __m512i x0 = v.q[0], x1 = v.q[1], x2 = v.q[2], x3 = v.q[3];
+		const int q2 = kq_order(f) == KQ_CRUMBS;
+		/* crumbs': 0..31, 128..159 | 32..63, 160.. | 64.., 192.. | 96.., 224..;
+		 * nibble_pairs': 0..31, 64..95 | 32..63, 96..127 | 128.., 192.. | 160.., 224.. */
+		v.q[0] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(1, 0, 1, 0));
+		v.q[1] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(3, 2, 3, 2));
+		v.q[2] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(1, 0, 1, 0));
+		v.q[3] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(3, 2, 3, 2));
+	}
+	return v;
+}
+
+/* One block of one row against one activation block into acc (and bacc,
+ * the bias kept apart): the dot in int32 (vpmaddubsw, then vpmaddwd by
+ * the int16 group scales), converted and scaled once. q3_K, q6_K, the
+ * ternary and the i-quants (bias = sc, dbias = 2^k·d) fold the bias into
+ * that integer sum; the others keep it apart (dmin). */
+static DOT_ALWAYS_INLINE void kq_block_dot(enum kq_format f, const struct kq_block *k, const struct kq_x *x,
+					   __m512 *acc, __m256 *bacc)
+{
+	const int fold = kq_fold(f);
+	const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(k->dh), x->d); /* d·dx, dmin·dx */
+	const __m256i bias = _mm256_madd_epi16(k->bias, x->bs); /* Σ bias·Σ x, pairs of groups */
+	const __m512i scw = _mm512_castsi256_si512(k->sc);
+	__m512i isum = _mm512_madd_epi16(_mm512_maddubs_epi16(k->q[0], x->q[0]), group_scales(f, scw, 0));
+
+	for (int c = 1; c < 4; c++)
+		isum = dot_scaled_acc(isum, k->q[c], x->q[c], group_scales(f, scw, c));
+	if (fold >= 0)
+		isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(bias, fold)));
+	else
+		*bacc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_broadcastss_ps(_mm_movehdup_ps(dm)), *bacc);
+	*acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(dm), *acc);
+}
+
+/* Activation rows a vec_dot_tile call takes (the formats whose decode
+ * costs most: the ternary and the i-quants; M = 2..15 decoded each block
+ * once per activation row without it). */
+#define KQ_X_ROWS AVX512_KQ_X_ROWS
+#define FOR_X(t) _Pragma("GCC unroll 4") for (int t = 0; t < xrows; t++)
+
+/* The body of every format (f a constant once inlined): `rows` weight
+ * rows against `xrows` activation rows (xstride bytes apart), out[t·rows
+ * + r]; each block decoded once per row for all activation rows, each
+ * activation block read once for all rows. */
+static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      int64_t xstride, float *out, const int rows, const int xrows)
+{
+	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
+	__m512 acc[KQ_X_ROWS][KQ_ROWS];
+	__m256 bacc[KQ_X_ROWS][KQ_ROWS];
+
+	FOR_X(t) FOR_ROWS(r) {
+		acc[t][r] = _mm512_setzero_ps();
+		bacc[t][r] = _mm256_setzero_ps();
 	}
 	for (int64_t i = 0; i < nb; i++) {
-		const __m256i bs16 = _mm256_loadu_si256((const __m256i *)x[i].bsums);
-		const __m256i bs = f == KQ_Q4_K || f == KQ_Q5_K ? bsums32_high(bs16) : bs16;
-		const __m128 xd = _mm_set1_ps(x[i].d * kq_factor(f));
-		__m512i xq[4];
+		struct kq_x x[KQ_X_ROWS];
 
-		load_q8_K(&x[i], xq);
-		if (kq_order(f) != KQ_ELEMENTS) { /* the decoders' orders, 32 elements at a time */
-			const __m512i x0 = xq[0], x1 = xq[1], x2 = xq[2], x3 = xq[3];
-			const int q2 = kq_order(f) == KQ_CRUMBS;
-			/* crumbs': 0..31, 128..159 | 32..63, 160.. | 64.., 192.. | 96.., 224..;
-			 * nibble_pairs': 0..31, 64..95 | 32..63, 96..127 | 128.., 192.. | 160.., 224.. */
-			xq[0] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(1, 0, 1, 0));
-			xq[1] = _mm512_shuffle_i64x2(x0, q2 ? x2 : x1, _MM_SHUFFLE(3, 2, 3, 2));
-			xq[2] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(1, 0, 1, 0));
-			xq[3] = _mm512_shuffle_i64x2(q2 ? x1 : x2, x3, _MM_SHUFFLE(3, 2, 3, 2));
-		}
+		FOR_X(t)
+			x[t] = kq_x_block(f, (const struct block_q8_K *)((const char *)xv + t * xstride) + i);
 		dot_prefetch_rows_far(wv, stride, rows, nb * bytes, i * bytes, (int)bytes, KQ_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
-			const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(k.dh), xd); /* d·dx, dmin·dx */
-			const __m256i bias = _mm256_madd_epi16(k.bias, bs); /* Σ bias·Σ x, pairs of groups */
-			const __m512i scw = _mm512_castsi256_si512(k.sc);
-			__m512i isum = _mm512_madd_epi16(_mm512_maddubs_epi16(k.q[0], xq[0]), group_scales(f, scw, 0));
 
-			for (int c = 1; c < 4; c++)
-				isum = dot_scaled_acc(isum, k.q[c], xq[c], group_scales(f, scw, c));
-			if (fold >= 0)
-				isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(bias, fold)));
-			else
-				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_broadcastss_ps(_mm_movehdup_ps(dm)),
-							  bacc[r]);
-			acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(dm), acc[r]);
+			FOR_X(t)
+				kq_block_dot(f, &k, &x[t], &acc[t][r], &bacc[t][r]);
 		}
 	}
-	FOR_ROWS(r)
-		out[r] = _mm512_reduce_add_ps(acc[r]) - (fold >= 0 ? 0.0f : hsum256(bacc[r]));
+	FOR_X(t) FOR_ROWS(r)
+		out[t * rows + r] = _mm512_reduce_add_ps(acc[t][r]) - (kq_fold(f) >= 0 ? 0.0f : hsum256(bacc[t][r]));
 }
 
 #define DEFINE_KQ(t, F)                                                                              \
 	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv, \
 					   float *out, const int rows)                                  \
 	{                                                                                           \
-		kq_rows(F, n, wv, stride, xv, out, rows);                                           \
+		kq_tile(F, n, wv, stride, xv, 0, out, rows, 1);                                     \
 	}                                                                                           \
 	DEFINE_DOT_ENTRIES(ISA, t, n / QK_K * kq_block_bytes(F), KQ_ROWS)
+
+/* With a vec_dot_tile of KQ_ROWS × KQ_X_ROWS. */
+#define DEFINE_KQ_TILE(t, F)                                                                         \
+	DEFINE_KQ(t, F)                                                                              \
+	void ISA(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, \
+				   float *out)                                                          \
+	{                                                                                           \
+		kq_tile(F, n, w, stride, xq, xq_stride, out, KQ_ROWS, KQ_X_ROWS);                   \
+	}
 
 DEFINE_KQ(q2_K, KQ_Q2_K)
 DEFINE_KQ(q3_K, KQ_Q3_K)
 DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
-DEFINE_KQ(tq1_0, KQ_TQ1_0)
-DEFINE_KQ(tq2_0, KQ_TQ2_0)
-DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
-DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
-DEFINE_KQ(iq2_s, KQ_IQ2_S)
-DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
-DEFINE_KQ(iq3_s, KQ_IQ3_S)
-DEFINE_KQ(iq1_s, KQ_IQ1_S)
-DEFINE_KQ(iq1_m, KQ_IQ1_M)
+DEFINE_KQ_TILE(tq1_0, KQ_TQ1_0)
+DEFINE_KQ_TILE(tq2_0, KQ_TQ2_0)
+DEFINE_KQ_TILE(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ_TILE(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ_TILE(iq2_s, KQ_IQ2_S)
+DEFINE_KQ_TILE(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ_TILE(iq3_s, KQ_IQ3_S)
+DEFINE_KQ_TILE(iq1_s, KQ_IQ1_S)
+DEFINE_KQ_TILE(iq1_m, KQ_IQ1_M)
