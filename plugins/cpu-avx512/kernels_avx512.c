@@ -25,15 +25,7 @@
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
 #define AVX512_KQ_MATMUL(isa, t) DOT_ROWS_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS)
 /* ... with a vec_dot_tile of AVX512_KQ_X_ROWS activation rows (small M > 1) */
-#define AVX512_KQ_TILE_MATMUL(isa, t)                                                      \
-	{                                                                                  \
-		.vec_dtype = GLLMK_Q8_K,                                                   \
-		.vec_dot = isa##_vec_dot_##t,                                              \
-		.vec_dot_rows = isa##_vec_dot_rows_##t,                                    \
-		.dot_rows = AVX512_KQ_DOT_ROWS,                                            \
-		.vec_dot_tile = isa##_vec_dot_tile_##t,                                    \
-		.x_rows = AVX512_KQ_X_ROWS,                                                \
-	}
+#define AVX512_KQ_TILE_MATMUL(isa, t) DOT_ROWS_TILE_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS, AVX512_KQ_X_ROWS)
 #define AVX512_TABLE(name, dots, ...)                                                       \
 	{                                                                                  \
 		.isa = name,                                                               \

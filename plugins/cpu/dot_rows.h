@@ -129,16 +129,18 @@ static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4
 		.dot_rows = rows,                                                                   \
 	}
 
-/* The same for a float weight dtype t (activations in f32) that also has
- * prefix##_vec_dot_tile_##t with x_rows activation rows. */
-#define DOT_TILE_MATMUL(prefix, t, rows, xrows)                                                     \
+/* The same with prefix##_vec_dot_tile_##t, x_rows activation rows a call. */
+#define DOT_ROWS_TILE_MATMUL(vdt, prefix, t, rows, xrows)                                           \
 	{                                                                                           \
-		.vec_dtype = GLLMK_F32,                                                             \
+		.vec_dtype = GLLMK_##vdt,                                                           \
 		.vec_dot = prefix##_vec_dot_##t,                                                    \
 		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
 		.dot_rows = rows,                                                                   \
 		.vec_dot_tile = prefix##_vec_dot_tile_##t,                                          \
 		.x_rows = xrows,                                                                    \
 	}
+
+/* A float weight dtype t (activations in f32) with a vec_dot_tile. */
+#define DOT_TILE_MATMUL(prefix, t, rows, xrows) DOT_ROWS_TILE_MATMUL(F32, prefix, t, rows, xrows)
 
 #endif
