@@ -17,6 +17,8 @@
  * call; the float weights' from dot_float_simd.c (f32 weights: that path at
  * small M, the GEMM at large M). */
 #define AVX2_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX2_DOT_ROWS)
+/* ... with a vec_dot_tile of AVX2_KQ_X_ROWS activation rows (small M > 1) */
+#define AVX2_KQ_TILE_MATMUL(t) DOT_ROWS_TILE_MATMUL(Q8_K, avx2, t, AVX2_DOT_ROWS, AVX2_KQ_X_ROWS)
 
 #define AVX2_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -47,15 +49,15 @@
 		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, avx2, q4_K),                            \
 		.matmul[GLLMK_Q5_K] = AVX2_MATMUL(Q8_K, avx2, q5_K),                            \
 		.matmul[GLLMK_Q6_K] = AVX2_MATMUL(Q8_K, avx2, q6_K),                            \
-		.matmul[GLLMK_TQ1_0] = AVX2_MATMUL(Q8_K, avx2, tq1_0),                          \
+		.matmul[GLLMK_TQ1_0] = AVX2_KQ_TILE_MATMUL(tq1_0),                              \
 		.matmul[GLLMK_TQ2_0] = AVX2_MATMUL(Q8_K, avx2, tq2_0),                          \
-		.matmul[GLLMK_IQ2_XXS] = AVX2_MATMUL(Q8_K, avx2, iq2_xxs),                      \
-		.matmul[GLLMK_IQ2_XS] = AVX2_MATMUL(Q8_K, avx2, iq2_xs),                        \
-		.matmul[GLLMK_IQ2_S] = AVX2_MATMUL(Q8_K, avx2, iq2_s),                          \
-		.matmul[GLLMK_IQ3_XXS] = AVX2_MATMUL(Q8_K, avx2, iq3_xxs),                      \
-		.matmul[GLLMK_IQ3_S] = AVX2_MATMUL(Q8_K, avx2, iq3_s),                          \
-		.matmul[GLLMK_IQ1_S] = AVX2_MATMUL(Q8_K, avx2, iq1_s),                          \
-		.matmul[GLLMK_IQ1_M] = AVX2_MATMUL(Q8_K, avx2, iq1_m),                          \
+		.matmul[GLLMK_IQ2_XXS] = AVX2_KQ_TILE_MATMUL(iq2_xxs),                          \
+		.matmul[GLLMK_IQ2_XS] = AVX2_KQ_TILE_MATMUL(iq2_xs),                            \
+		.matmul[GLLMK_IQ2_S] = AVX2_KQ_TILE_MATMUL(iq2_s),                              \
+		.matmul[GLLMK_IQ3_XXS] = AVX2_KQ_TILE_MATMUL(iq3_xxs),                          \
+		.matmul[GLLMK_IQ3_S] = AVX2_KQ_TILE_MATMUL(iq3_s),                              \
+		.matmul[GLLMK_IQ1_S] = AVX2_KQ_TILE_MATMUL(iq1_s),                              \
+		.matmul[GLLMK_IQ1_M] = AVX2_KQ_TILE_MATMUL(iq1_m),                              \
 		.mr = AVX2_SGEMM_MR,                                                            \
 		.nr = AVX2_SGEMM_NR,                                                            \
 		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \

@@ -332,54 +332,80 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
 	}
 }
 
-/* The body of every format (f a constant once inlined): the activation's
- * bsums once per block for all rows, its bytes read from L1 by each row. */
-static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
-				      float *out, const int rows)
+/* The body of every format (f a constant once inlined): `rows` weight
+ * rows against `xrows` activation rows (xstride bytes apart), out[t·rows
+ * + r]; each block decoded once per row for all activation rows, the
+ * activations' bsums once per block for all rows, their bytes read from L1
+ * by each row. */
+static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      int64_t xstride, float *out, const int rows, const int xrows)
 {
-	const struct block_q8_K *x = xv;
 	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
 	const int shift = kq_fold(f);
-	__m256 acc[DOT_ROWS], bacc[DOT_ROWS];
+	__m256 acc[AVX2_KQ_X_ROWS][DOT_ROWS], bacc[AVX2_KQ_X_ROWS][DOT_ROWS];
 
-	FOR_ROWS(r)
-		acc[r] = bacc[r] = _mm256_setzero_ps();
+	FOR_X_ROWS(t) FOR_ROWS(r)
+		acc[t][r] = bacc[t][r] = _mm256_setzero_ps();
 	for (int64_t i = 0; i < nb; i++) {
-		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
+		const struct block_q8_K *x[AVX2_KQ_X_ROWS];
+		__m256i bs[AVX2_KQ_X_ROWS];
 
+		FOR_X_ROWS(t) {
+			x[t] = (const struct block_q8_K *)((const char *)xv + t * xstride) + i;
+			bs[t] = _mm256_loadu_si256((const __m256i *)x[t]->bsums);
+		}
 		dot_prefetch_rows(wv, stride, rows, nb * bytes, i * bytes, (int)bytes);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
-			const __m256i bias = _mm256_madd_epi16(k.bias, bs); /* Σ bias·Σ x, pairs of groups */
-			__m256i sum = _mm256_setzero_si256();
 
-			for (int c = 0; c < 8; c++)
-				sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
-					_mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c)), splat16(k.sc, c)));
-			if (shift >= 0)
-				sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
-			else
-				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[i].d), bacc[r]);
-			acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[i].d), _mm256_cvtepi32_ps(sum), acc[r]);
+			FOR_X_ROWS(t) {
+				const __m256i bias = _mm256_madd_epi16(k.bias, bs[t]); /* Σ bias·Σ x, pairs of groups */
+				__m256i sum = _mm256_setzero_si256();
+
+				for (int c = 0; c < 8; c++)
+					sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
+						_mm256_loadu_si256((const __m256i *)(x[t]->qs + 32 * c)), splat16(k.sc, c)));
+				if (shift >= 0)
+					sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
+				else
+					bacc[t][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[t]->d),
+								     bacc[t][r]);
+				acc[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[t]->d), _mm256_cvtepi32_ps(sum), acc[t][r]);
+			}
 		}
 	}
-	FOR_ROWS(r)
-		out[r] = hsum_ps(_mm256_sub_ps(acc[r], bacc[r]));
+	FOR_X_ROWS(t) FOR_ROWS(r)
+		out[t * rows + r] = hsum_ps(_mm256_sub_ps(acc[t][r], bacc[t][r]));
+}
+
+static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      float *out, const int rows)
+{
+	kq_tile(f, n, wv, stride, xv, 0, out, rows, 1);
 }
 
 #define DEFINE_KQ(t, F) DEFINE_DOT_FAMILY_ENTRIES(ISA, kq_rows, t, F, n / QK_K * kq_block_bytes(F), DOT_ROWS)
+
+/* With a vec_dot_tile of DOT_ROWS × AVX2_KQ_X_ROWS. */
+#define DEFINE_KQ_TILE(t, F)                                                                         \
+	DEFINE_KQ(t, F)                                                                              \
+	void ISA(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, \
+				   float *out)                                                          \
+	{                                                                                           \
+		kq_tile(F, n, w, stride, xq, xq_stride, out, DOT_ROWS, AVX2_KQ_X_ROWS);             \
+	}
 
 DEFINE_KQ(q2_K, KQ_Q2_K)
 DEFINE_KQ(q3_K, KQ_Q3_K)
 DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
-DEFINE_KQ(tq1_0, KQ_TQ1_0)
-DEFINE_KQ(tq2_0, KQ_TQ2_0)
-DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
-DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
-DEFINE_KQ(iq2_s, KQ_IQ2_S)
-DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
-DEFINE_KQ(iq3_s, KQ_IQ3_S)
-DEFINE_KQ(iq1_s, KQ_IQ1_S)
-DEFINE_KQ(iq1_m, KQ_IQ1_M)
+DEFINE_KQ_TILE(tq1_0, KQ_TQ1_0)
+DEFINE_KQ(tq2_0, KQ_TQ2_0) /* a tile gained nothing: its decode is cheap */
+DEFINE_KQ_TILE(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ_TILE(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ_TILE(iq2_s, KQ_IQ2_S)
+DEFINE_KQ_TILE(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ_TILE(iq3_s, KQ_IQ3_S)
+DEFINE_KQ_TILE(iq1_s, KQ_IQ1_S)
+DEFINE_KQ_TILE(iq1_m, KQ_IQ1_M)

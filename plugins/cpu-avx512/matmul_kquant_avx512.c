@@ -674,7 +674,6 @@ static DOT_ALWAYS_INLINE void kq_block_dot(enum kq_format f, const struct kq_blo
  * costs most: the ternary and the i-quants; M = 2..15 decoded each block
  * once per activation row without it). */
 #define KQ_X_ROWS AVX512_KQ_X_ROWS
-#define FOR_X(t) _Pragma("GCC unroll 4") for (int t = 0; t < xrows; t++)
 
 /* The body of every format (f a constant once inlined): `rows` weight
  * rows against `xrows` activation rows (xstride bytes apart), out[t·rows
@@ -687,24 +686,24 @@ static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *w
 	__m512 acc[KQ_X_ROWS][KQ_ROWS];
 	__m256 bacc[KQ_X_ROWS][KQ_ROWS];
 
-	FOR_X(t) FOR_ROWS(r) {
+	FOR_X_ROWS(t) FOR_ROWS(r) {
 		acc[t][r] = _mm512_setzero_ps();
 		bacc[t][r] = _mm256_setzero_ps();
 	}
 	for (int64_t i = 0; i < nb; i++) {
 		struct kq_x x[KQ_X_ROWS];
 
-		FOR_X(t)
+		FOR_X_ROWS(t)
 			x[t] = kq_x_block(f, (const struct block_q8_K *)((const char *)xv + t * xstride) + i);
 		dot_prefetch_rows_far(wv, stride, rows, nb * bytes, i * bytes, (int)bytes, KQ_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
 
-			FOR_X(t)
+			FOR_X_ROWS(t)
 				kq_block_dot(f, &k, &x[t], &acc[t][r], &bacc[t][r]);
 		}
 	}
-	FOR_X(t) FOR_ROWS(r)
+	FOR_X_ROWS(t) FOR_ROWS(r)
 		out[t * rows + r] = _mm512_reduce_add_ps(acc[t][r]) - (kq_fold(f) >= 0 ? 0.0f : hsum256(bacc[t][r]));
 }
 

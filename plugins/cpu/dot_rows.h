@@ -13,6 +13,8 @@
 
 #define DOT_ALWAYS_INLINE inline __attribute__((always_inline))
 #define FOR_ROWS(r) _Pragma("GCC unroll 8") for (int r = 0; r < rows; r++)
+/* The same over a tile's xrows activation rows (vec_dot_tile bodies). */
+#define FOR_X_ROWS(t) _Pragma("GCC unroll 8") for (int t = 0; t < xrows; t++)
 
 static DOT_ALWAYS_INLINE const void *dot_row_at(const void *w, int64_t stride, int r)
 {
