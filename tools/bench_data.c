@@ -10,36 +10,47 @@
 
 #define CHUNK_BYTES (16u << 20)
 
-/* Every dtype the tool fills, in the order the model-shape benchmarks run
- * them: whether models store weights in it (q8_K is an activation format),
- * and where a block keeps its scales: up to two f16 fields (byte offsets,
- * -1 for none), or one f32 (q8_K). Layouts: SPEC/QUANT.md. f32, f16 and
- * bf16 have no blocks: bench_fill_dtype fills them as values. */
+/* Where a block of each block dtype keeps its scales: up to two f16
+ * fields (byte offsets, -1 for none), or one f32 (q8_K); `kind` says how
+ * the first is stored where it is not a plain f16: mxfp4's E8M0 byte,
+ * iq1_m's f16 spread over the top nibbles of its 4 scale words. Layouts:
+ * SPEC/QUANT.md. f32, f16 and bf16 have no blocks: bench_fill_dtype fills
+ * them as values. */
+enum scale_kind { SCALE_F16, SCALE_E8M0, SCALE_F16_NIBBLES };
+
 struct block_scales {
 	int32_t dtype;
-	bool weight;
 	int16_t half_at[2];
 	int16_t float_at;
+	enum scale_kind kind;
 };
 
 static const struct block_scales block_scales[] = {
-	{ GLLMK_F32, true, { -1, -1 }, -1 },    { GLLMK_F16, true, { -1, -1 }, -1 },
-	{ GLLMK_BF16, true, { -1, -1 }, -1 },   { GLLMK_Q8_0, true, { 0, -1 }, -1 },
-	{ GLLMK_Q4_0, true, { 0, -1 }, -1 },    { GLLMK_Q4_1, true, { 0, 2 }, -1 },
-	{ GLLMK_Q5_0, true, { 0, -1 }, -1 },    { GLLMK_Q5_1, true, { 0, 2 }, -1 },
-	{ GLLMK_Q2_K, true, { 80, 82 }, -1 },   { GLLMK_Q3_K, true, { 108, -1 }, -1 },
-	{ GLLMK_Q4_K, true, { 0, 2 }, -1 },     { GLLMK_Q5_K, true, { 0, 2 }, -1 },
-	{ GLLMK_Q6_K, true, { 208, -1 }, -1 },  { GLLMK_IQ4_NL, true, { 0, -1 }, -1 },
-	{ GLLMK_IQ4_XS, true, { 0, -1 }, -1 },  { GLLMK_Q8_K, false, { -1, -1 }, 0 },
+	{ GLLMK_Q8_0, { 0, -1 }, -1, SCALE_F16 },          { GLLMK_Q4_0, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_Q4_1, { 0, 2 }, -1, SCALE_F16 },           { GLLMK_Q5_0, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_Q5_1, { 0, 2 }, -1, SCALE_F16 },           { GLLMK_Q2_K, { 80, 82 }, -1, SCALE_F16 },
+	{ GLLMK_Q3_K, { 108, -1 }, -1, SCALE_F16 },        { GLLMK_Q4_K, { 0, 2 }, -1, SCALE_F16 },
+	{ GLLMK_Q5_K, { 0, 2 }, -1, SCALE_F16 },           { GLLMK_Q6_K, { 208, -1 }, -1, SCALE_F16 },
+	{ GLLMK_IQ4_NL, { 0, -1 }, -1, SCALE_F16 },        { GLLMK_IQ4_XS, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_Q8_K, { -1, -1 }, 0, SCALE_F16 },          { GLLMK_IQ2_XXS, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_IQ2_XS, { 0, -1 }, -1, SCALE_F16 },        { GLLMK_IQ2_S, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_IQ3_XXS, { 0, -1 }, -1, SCALE_F16 },       { GLLMK_IQ3_S, { 0, -1 }, -1, SCALE_F16 },
+	{ GLLMK_IQ1_S, { 0, -1 }, -1, SCALE_F16 },         { GLLMK_TQ1_0, { 52, -1 }, -1, SCALE_F16 },
+	{ GLLMK_TQ2_0, { 64, -1 }, -1, SCALE_F16 },        { GLLMK_IQ1_M, { 48, -1 }, -1, SCALE_F16_NIBBLES },
+	{ GLLMK_MXFP4, { 0, -1 }, -1, SCALE_E8M0 },
 };
 
+/* The weight dtypes of abi/gllmk_dtypes.def, in its order, but q8_K (an
+ * activation format: models store no weights in it). */
 size_t bench_weight_dtypes(gllmk_dtype out[BENCH_MAX_DTYPES])
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < sizeof(block_scales) / sizeof(block_scales[0]) && n < BENCH_MAX_DTYPES; i++)
-		if (block_scales[i].weight)
-			out[n++] = (gllmk_dtype)block_scales[i].dtype;
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv)                           \
+	if ((weight) && (e) != GLLMK_Q8_K && n < BENCH_MAX_DTYPES)                                 \
+		out[n++] = (e);
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 	return n;
 }
 
@@ -84,6 +95,23 @@ static void fill_bytes(uint8_t *p, size_t n, uint64_t *seed)
 		p[i] = (uint8_t)bench_rand(seed);
 }
 
+/* A sane scale h (f16 bits) stored as `kind` says: E8M0 the same power of
+ * two (2^(e - 127)), split f16 nibble k in the top nibble of word k. */
+static void put_odd_scale(enum scale_kind kind, uint8_t *at, uint16_t h)
+{
+	if (kind == SCALE_E8M0) {
+		*at = (uint8_t)((h >> 10) - 15 + 127);
+		return;
+	}
+	for (int k = 0; k < 4; k++) {
+		uint16_t w;
+
+		memcpy(&w, at + 2 * k, 2);
+		w = (uint16_t)((w & 0x0fff) | ((h >> 4 * k) & 15) << 12);
+		memcpy(at + 2 * k, &w, 2);
+	}
+}
+
 static void fill_blocks(const struct block_scales *bs, size_t block_bytes, uint8_t *p, size_t bytes, uint64_t *seed)
 {
 	fill_bytes(p, bytes, seed);
@@ -92,7 +120,10 @@ static void fill_blocks(const struct block_scales *bs, size_t block_bytes, uint8
 			if (bs->half_at[k] >= 0) {
 				uint16_t h = sane_scale(bench_rand(seed));
 
-				memcpy(p + off + bs->half_at[k], &h, 2);
+				if (k == 0 && bs->kind != SCALE_F16)
+					put_odd_scale(bs->kind, p + off + bs->half_at[k], h);
+				else
+					memcpy(p + off + bs->half_at[k], &h, 2);
 			}
 		}
 		if (bs->float_at >= 0) {

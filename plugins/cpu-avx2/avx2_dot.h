@@ -90,6 +90,17 @@ static inline __m256i nibbles32(const uint8_t *qs)
 				_mm256_set1_epi8(0x0f));
 }
 
+/* Byte j of the result: 0xff where bit j of h is set, else 0. */
+static inline __m256i bits_to_byte_mask(uint32_t h)
+{
+	/* byte j gets byte j / 8 of h, or'ed with all bits but bit j % 8 */
+	const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
+						   _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+								      0x0303030303030303));
+
+	return _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)), _mm256_set1_epi8(-1));
+}
+
 /* Byte j of the result: `value` where bit j of the 32 bits at p is set,
  * else 0 (q5_0's and q5_1's fifth bits). */
 static inline __m256i bits32_to_bytes(const uint8_t *p, char value)
@@ -97,14 +108,7 @@ static inline __m256i bits32_to_bytes(const uint8_t *p, char value)
 	uint32_t h;
 
 	memcpy(&h, p, 4);
-	/* byte j gets byte j / 8 of h, or'ed with all bits but bit j % 8 */
-	const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)h),
-						   _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
-								      0x0303030303030303));
-	const __m256i set = _mm256_cmpeq_epi8(_mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe)),
-					      _mm256_set1_epi8(-1));
-
-	return _mm256_and_si256(set, _mm256_set1_epi8(value));
+	return _mm256_and_si256(bits_to_byte_mask(h), _mm256_set1_epi8(value));
 }
 
 /* vpshufb patterns broadcasting 16-bit lane j of each 128-bit half to all
@@ -222,7 +226,18 @@ static inline int hsum_epi32(__m256i v)
  * Σ (d·q + m)·dx·xq adds m·dx·Σ xq, the Σ xq per activation block
  * computed once for all rows. */
 #define DOT_MIN(block) (&(block)->d + 1)
+/* The weights' scales: wscales8(first block) those of a run of 8
+ * (__m256), wscale(block) one (f32); DEFINE_DOT_32's, the f16 d of each
+ * block. DEFINE_DOT_32_SCALED: a format without a min, with its own
+ * scales (wmin = DOT_NO_MIN, in code that with_min = 0 removes). */
+#define DOT_F16_SCALES8(b) f16_scales8(&(b)->d, sizeof(*(b)))
+#define DOT_F16_SCALE(b) f16((b)->d)
+#define DOT_NO_MIN(block) ((const uint16_t *)(const void *)(block))
 #define DEFINE_DOT_32(t, wblock, with_min)                                                          \
+	DEFINE_DOT_32_BODY(t, wblock, with_min, DOT_MIN, DOT_F16_SCALES8, DOT_F16_SCALE)
+#define DEFINE_DOT_32_SCALED(t, wblock, wscales8, wscale)                                           \
+	DEFINE_DOT_32_BODY(t, wblock, 0, DOT_NO_MIN, wscales8, wscale)
+#define DEFINE_DOT_32_BODY(t, wblock, with_min, wmin, wscales8, wscale)                             \
 	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv, \
 					       float *out, const int rows)                              \
 	{                                                                                           \
@@ -254,9 +269,9 @@ static inline int hsum_epi32(__m256i v)
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                 \
                                                                                                     \
-				_mm256_store_ps(d[r], _mm256_mul_ps(f16_scales8(&w[i].d, sizeof(*w)), xs)); \
+				_mm256_store_ps(d[r], _mm256_mul_ps(wscales8(&w[i]), xs));          \
 				if (with_min)                                                       \
-					macc[r] = _mm256_fmadd_ps(f16_scales8(DOT_MIN(&w[i]), sizeof(*w)), xm, macc[r]); \
+					macc[r] = _mm256_fmadd_ps(f16_scales8(wmin(&w[i]), sizeof(*w)), xm, macc[r]); \
 			}                                                                           \
 			for (int u = 0; u < 8; u++) {                                               \
 				const struct x_block xb = x_block_##t(&x[i + u]);                   \
@@ -276,10 +291,10 @@ static inline int hsum_epi32(__m256i v)
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                 \
                                                                                                     \
-				acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[i].d) * f16(x[i].d)), \
+				acc[r][0] = _mm256_fmadd_ps(_mm256_set1_ps(wscale(&w[i]) * f16(x[i].d)), \
 							    row_block_##t(&w[i], xb), acc[r][0]);   \
 				if (with_min)                                                       \
-					tail_min[r] += f16(*DOT_MIN(&w[i])) * xsum;                 \
+					tail_min[r] += f16(*wmin(&w[i])) * xsum;                    \
 			}                                                                           \
 		}                                                                                   \
 		FOR_ROWS(r)                                                                         \

@@ -38,10 +38,23 @@ void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
 	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs)
+	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)
 AVX2_DECLARE_VEC_DOTS(avx2)
 AVX2_DECLARE_VEC_DOTS(avx2vnni)
 DOT_ENTRIES_DECLARE(avx2, q2_K) DOT_ENTRIES_DECLARE(avx2, q3_K) DOT_ENTRIES_DECLARE(avx2, q4_K)
 DOT_ENTRIES_DECLARE(avx2, q5_K) DOT_ENTRIES_DECLARE(avx2, q6_K)
+DOT_ENTRIES_DECLARE(avx2, tq1_0) DOT_ENTRIES_DECLARE(avx2, tq2_0)
+DOT_ENTRIES_DECLARE(avx2, iq2_xxs) DOT_ENTRIES_DECLARE(avx2, iq2_xs) DOT_ENTRIES_DECLARE(avx2, iq2_s)
+DOT_ENTRIES_DECLARE(avx2, iq3_xxs) DOT_ENTRIES_DECLARE(avx2, iq3_s)
+DOT_ENTRIES_DECLARE(avx2, iq1_s) DOT_ENTRIES_DECLARE(avx2, iq1_m)
+/* matmul_kquant_avx2.c: vec_dot_tile (AVX2_KQ_X_ROWS activation rows) of
+ * the formats whose blocks cost most to decode. */
+#define AVX2_KQ_X_ROWS 4
+#define AVX2_DECLARE_TILE(t)                                                                    \
+	void avx2_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
+				   float *out);
+AVX2_DECLARE_TILE(tq1_0) AVX2_DECLARE_TILE(iq2_xxs) AVX2_DECLARE_TILE(iq2_xs)
+AVX2_DECLARE_TILE(iq2_s) AVX2_DECLARE_TILE(iq3_xxs) AVX2_DECLARE_TILE(iq3_s) AVX2_DECLARE_TILE(iq1_s)
+AVX2_DECLARE_TILE(iq1_m)
 
 #endif

@@ -2,9 +2,8 @@
  * ones (a later designated initialiser wins; -Wno-override-init). Two
  * tables that differ only in the integer dot of the 32-element formats'
  * matmul: vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks
- * one. The K-quants' (matmul_kquant_avx2.c) are vpmaddubsw in both. The
- * ten formats of ABI 1.1 take the reference integer vec_dots (plugins/cpu/ref,
- * REF_MATMUL_Q8), one line each, until AVX2 kernels replace them. */
+ * one. The K-quants' (matmul_kquant_avx2.c, with the ternary and the
+ * i-quants below 4 bits) are vpmaddubsw in both. */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -18,6 +17,8 @@
  * call; the float weights' from dot_float_simd.c (f32 weights: that path at
  * small M, the GEMM at large M). */
 #define AVX2_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX2_DOT_ROWS)
+/* ... with a vec_dot_tile of AVX2_KQ_X_ROWS activation rows (small M > 1) */
+#define AVX2_KQ_TILE_MATMUL(t) DOT_ROWS_TILE_MATMUL(Q8_K, avx2, t, AVX2_DOT_ROWS, AVX2_KQ_X_ROWS)
 
 #define AVX2_KERNELS(dot)                                                                       \
 	{                                                                                       \
@@ -42,21 +43,21 @@
 		.matmul[GLLMK_Q5_1] = AVX2_MATMUL(Q8_0, dot, q5_1),                             \
 		.matmul[GLLMK_IQ4_NL] = AVX2_MATMUL(Q8_0, dot, iq4_nl),                         \
 		.matmul[GLLMK_IQ4_XS] = AVX2_MATMUL(Q8_K, dot, iq4_xs),                         \
+		.matmul[GLLMK_MXFP4] = AVX2_MATMUL(Q8_0, dot, mxfp4),                           \
 		.matmul[GLLMK_Q2_K] = AVX2_MATMUL(Q8_K, avx2, q2_K),                            \
 		.matmul[GLLMK_Q3_K] = AVX2_MATMUL(Q8_K, avx2, q3_K),                            \
 		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, avx2, q4_K),                            \
 		.matmul[GLLMK_Q5_K] = AVX2_MATMUL(Q8_K, avx2, q5_K),                            \
 		.matmul[GLLMK_Q6_K] = AVX2_MATMUL(Q8_K, avx2, q6_K),                            \
-		.matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs),                          \
-		.matmul[GLLMK_IQ2_XS] = REF_MATMUL_Q8(Q8_K, iq2_xs),                            \
-		.matmul[GLLMK_IQ2_S] = REF_MATMUL_Q8(Q8_K, iq2_s),                              \
-		.matmul[GLLMK_IQ3_XXS] = REF_MATMUL_Q8(Q8_K, iq3_xxs),                          \
-		.matmul[GLLMK_IQ3_S] = REF_MATMUL_Q8(Q8_K, iq3_s),                              \
-		.matmul[GLLMK_IQ1_S] = REF_MATMUL_Q8(Q8_K, iq1_s),                              \
-		.matmul[GLLMK_IQ1_M] = REF_MATMUL_Q8(Q8_K, iq1_m),                              \
-		.matmul[GLLMK_TQ1_0] = REF_MATMUL_Q8(Q8_K, tq1_0),                              \
-		.matmul[GLLMK_TQ2_0] = REF_MATMUL_Q8(Q8_K, tq2_0),                              \
-		.matmul[GLLMK_MXFP4] = REF_MATMUL_Q8(Q8_0, mxfp4),                              \
+		.matmul[GLLMK_TQ1_0] = AVX2_KQ_TILE_MATMUL(tq1_0),                              \
+		.matmul[GLLMK_TQ2_0] = AVX2_MATMUL(Q8_K, avx2, tq2_0),                          \
+		.matmul[GLLMK_IQ2_XXS] = AVX2_KQ_TILE_MATMUL(iq2_xxs),                          \
+		.matmul[GLLMK_IQ2_XS] = AVX2_KQ_TILE_MATMUL(iq2_xs),                            \
+		.matmul[GLLMK_IQ2_S] = AVX2_KQ_TILE_MATMUL(iq2_s),                              \
+		.matmul[GLLMK_IQ3_XXS] = AVX2_KQ_TILE_MATMUL(iq3_xxs),                          \
+		.matmul[GLLMK_IQ3_S] = AVX2_KQ_TILE_MATMUL(iq3_s),                              \
+		.matmul[GLLMK_IQ1_S] = AVX2_KQ_TILE_MATMUL(iq1_s),                              \
+		.matmul[GLLMK_IQ1_M] = AVX2_KQ_TILE_MATMUL(iq1_m),                              \
 		.mr = AVX2_SGEMM_MR,                                                            \
 		.nr = AVX2_SGEMM_NR,                                                            \
 		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \

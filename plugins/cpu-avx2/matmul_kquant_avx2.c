@@ -1,13 +1,14 @@
-/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) against q8_K activations,
- * in integer arithmetic, one body for the five as cpu-avx512's
- * matmul_kquant_avx512.c (the formulas are its): a format decodes a block
+/* The K-quants (q2_K, q3_K, q4_K, q5_K, q6_K), the ternary formats and the
+ * i-quants below 4 bits against q8_K activations, in integer arithmetic,
+ * one body for all (kq_formats.h) as cpu-avx512's matmul_kquant_avx512.c
+ * (the formulas are its): a format decodes a block
  * into its 256 quants as unsigned bytes (8 ymm of 32 in element order),
  * the 16 scales of its groups of 16 (q4_K and q5_K: each of their 8
  * scales of 32 twice) and the coefficient of each group's Σ x, and
  *
  *   Σ y·x = d·dx·Σ_g sc_g·Σ_g u·x − dbias·dx·Σ_g bias_g·Σ_g x
  *
- * with Σ_g u·x by vpmaddubsw and sc_g on the vpmaddwd that follows (u ≤ 63:
+ * with Σ_g u·x by vpmaddubsw and sc_g on the vpmaddwd that follows (u ≤ 126:
  * every pair sum stays below 2^15), Σ_g x the activation's bsums:
  *
  *   q2_K  y = d·sc·u − dmin·m       u 0..3:  bias m,  dbias dmin
@@ -16,7 +17,9 @@
  *   q5_K  y = d·sc·u − dmin·m       u 0..31 (the qh bit as 16)
  *   q6_K  y = d·sc·(u − 32)         u 0..63: bias sc, dbias 32·d
  *
- * (q3_K and q6_K subtract their bias in integers: dbias = 2^s·d.)
+ * and the others of matmul_kquant_avx512.c's list. (q3_K, q6_K, the ternary
+ * and the i-quants subtract their bias in integers: dbias = 2^s·d, kq_fold;
+ * the i-quants' own factor 1/8, 1/4 rides on d.)
  *
  * vpmaddubsw in both of the plugin's tables (avx2_dot.h): built once, as
  * avx2_*.
@@ -24,6 +27,7 @@
 #include <stddef.h>
 
 #include "avx2_dot.h"
+#include "kq_formats.h"
 
 /* One block as the body meets it. */
 struct kq_block {
@@ -43,7 +47,7 @@ static inline __m256i kq_scales16(__m128i sc8)
 }
 
 /* q3_K's and q6_K's head: 16 signed group scales sc8, each its group's
- * bias too (dbias 2^s·d, kq_bias_shift). */
+ * bias too (dbias 2^s·d, kq_fold). */
 static DOT_ALWAYS_INLINE struct kq_block kq_signed_scales(__m128i sc8, uint16_t d)
 {
 	return (struct kq_block){ .sc = kq_scales16(sc8), .bias = _mm256_cvtepi8_epi16(sc8), .d = f16(d) };
@@ -208,22 +212,107 @@ static DOT_ALWAYS_INLINE struct kq_block q6_K_block(const struct block_q6_K *b)
 	return k;
 }
 
-enum kq_format { KQ_Q2_K, KQ_Q3_K, KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
-
-static DOT_ALWAYS_INLINE int64_t kq_block_bytes(enum kq_format f)
+/* The ternary formats, y = d·(u − 1) with u 0..2: every group's scale
+ * and bias 1 (kq_fold 0). */
+static DOT_ALWAYS_INLINE struct kq_block tq_head(uint16_t d)
 {
-	static const int64_t bytes[] = {
-		sizeof(struct block_q2_K), sizeof(struct block_q3_K), sizeof(struct block_q4_K),
-		sizeof(struct block_q5_K), sizeof(struct block_q6_K),
-	};
-
-	return bytes[f];
+	return (struct kq_block){ .sc = _mm256_set1_epi16(1), .bias = _mm256_set1_epi16(1), .d = f16(d) };
 }
 
-/* dbias = 2^s·d: the bias subtracted in integers (q3_K, q6_K), else 0. */
-static DOT_ALWAYS_INLINE int kq_bias_shift(enum kq_format f)
+/* tq2_0's 2-bit fields are q2_K's. */
+static DOT_ALWAYS_INLINE struct kq_block tq2_0_block(const struct block_tq2_0 *b)
 {
-	return f == KQ_Q3_K ? 2 : f == KQ_Q6_K ? 5 : 0;
+	struct kq_block k = tq_head(b->d);
+
+	crumbs(b->qs, k.q);
+	return k;
+}
+
+/* tq1_0's trits of the bytes of b, pw the power of 3 of each 16-bit word:
+ * cpu-avx512's trits (matmul_kquant_avx512.c gives the formula), its
+ * unsigned compares by vpmaxub. */
+static inline __m256i trits(__m256i b, __m256i pw)
+{
+	const __m256i lo = _mm256_mullo_epi16(b, pw);
+	const __m256i hi = _mm256_mullo_epi16(_mm256_and_si256(b, _mm256_set1_epi16((short)0xff00)), pw);
+	const __m256i q = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi16(0xff)), hi);
+	const __m256i gt85 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8(86)), q);
+	const __m256i gt170 = _mm256_cmpeq_epi8(_mm256_max_epu8(q, _mm256_set1_epi8((char)171)), q);
+
+	return _mm256_sub_epi8(_mm256_setzero_si256(), _mm256_add_epi8(gt85, gt170));
+}
+
+/* tq1_0 in element order: chunks 0..4 are trits 0..4 of qs[0..31],
+ * elements 160..239 trits 0..4 of qs[32..47] (16 a trit), 240..255 trits
+ * 0..3 of qh[0..3]; each 16 bytes of a chunk with its own power of 3. */
+static DOT_ALWAYS_INLINE struct kq_block tq1_0_block(const struct block_tq1_0 *b)
+{
+	struct kq_block k = tq_head(b->d);
+	const __m256i q0 = _mm256_loadu_si256((const __m256i *)b->qs);
+	const __m128i q1 = _mm_loadu_si128((const __m128i *)(b->qs + 32));
+	const __m256i q11 = _mm256_broadcastsi128_si256(q1);
+
+	for (int c = 0, p = 1; c < 5; c++, p *= 3)
+		k.q[c] = trits(q0, _mm256_set1_epi16((short)p));
+	k.q[5] = trits(q11, _mm256_setr_m128i(_mm_set1_epi16(1), _mm_set1_epi16(3)));
+	k.q[6] = trits(q11, _mm256_setr_m128i(_mm_set1_epi16(9), _mm_set1_epi16(27)));
+	k.q[7] = trits(_mm256_setr_m128i(q1, _mm_set1_epi32((int)iq_u32(b->qh))),
+		       _mm256_setr_epi16(81, 81, 81, 81, 81, 81, 81, 81, 1, 1, 3, 3, 9, 9, 27, 27));
+	return k;
+}
+
+/* The i-quants (iq_subblocks.h), a sub-block of 32 a chunk: its grid
+ * entries made unsigned for vpmaddubsw with an offset that the bias
+ * takes out (kq_fold): iq2/iq3 64 ± grid (2..126), iq1
+ * 8·(grid + 2) ± 1 (7..25, the delta times 8), − where the sign bit is. */
+static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int entry_bytes, int iq1)
+{
+	const __m256i neg = bits_to_byte_mask(s.signs);
+	__m128i h[2];
+
+	/* the entries loaded straight into vector registers */
+	for (int k = 0; k < 2; k++) {
+		if (entry_bytes == 8) {
+			h[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)s.entry[2 * k]),
+						(long long)iq_grid8(s.entry[2 * k + 1]), 1);
+		} else {
+			h[k] = _mm_cvtsi32_si128((int)iq_u32(s.entry[4 * k]));
+			for (int l = 1; l < 4; l++)
+				h[k] = _mm_insert_epi32(h[k], (int)iq_u32(s.entry[4 * k + l]), l);
+		}
+	}
+
+	const __m256i g = _mm256_setr_m128i(h[0], h[1]);
+	const __m256i base = iq1 ? _mm256_slli_epi16(_mm256_add_epi8(g, _mm256_set1_epi8(2)), 3) /* 8..24: no carry */
+				 : _mm256_set1_epi8(64);
+	const __m256i mag = iq1 ? _mm256_set1_epi8(1) : g;
+
+	return _mm256_blendv_epi8(_mm256_add_epi8(base, mag), _mm256_sub_epi8(base, mag), neg);
+}
+
+/* An i-quant block: each group's scale its bias too, d with the format's
+ * power of two. */
+static DOT_ALWAYS_INLINE struct kq_block iq_block(enum iq_format f, const void *b)
+{
+	uint64_t sc[2] = { 0, 0 };
+	struct kq_block k;
+
+	/* unrolled: sc in registers (a loop kept it in memory, and its
+	 * 16-byte reload missed store forwarding) */
+	_Pragma("GCC unroll 8") for (int c = 0; c < 8; c++) {
+		const struct iq_sub s = iq_sub_of(f, b, c);
+
+		k.q[c] = iq_chunk(s, iq_entry_bytes(f), iq_is_iq1(f));
+		sc[c / 4] |= (uint64_t)(s.scale[0] | s.scale[1] << 8) << 16 * (c % 4);
+	}
+
+	const __m128i sc8 = _mm_set_epi64x((long long)sc[1], (long long)sc[0]);
+
+	k.sc = kq_scales16(sc8);
+	k.bias = _mm256_cvtepu8_epi16(sc8);
+	k.d = f16(iq_d(f, b)) * iq_factor(f);
+	k.dbias = 0.0f;
+	return k;
 }
 
 /* Block i of a row of format f. */
@@ -236,49 +325,87 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
 	case KQ_Q3_K: return q3_K_block((const struct block_q3_K *)b);
 	case KQ_Q4_K: return q4_K_block((const struct block_q4_K *)b);
 	case KQ_Q5_K: return q5_K_block((const struct block_q5_K *)b);
-	default: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_Q6_K: return q6_K_block((const struct block_q6_K *)b);
+	case KQ_TQ1_0: return tq1_0_block((const struct block_tq1_0 *)b);
+	case KQ_TQ2_0: return tq2_0_block((const struct block_tq2_0 *)b);
+	default: return iq_block(kq_iq(f), b);
 	}
 }
 
-/* The body of every format (f a constant once inlined): the activation's
- * bsums once per block for all rows, its bytes read from L1 by each row. */
-static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
-				      float *out, const int rows)
+/* The body of every format (f a constant once inlined): `rows` weight
+ * rows against `xrows` activation rows (xstride bytes apart), out[t·rows
+ * + r]; each block decoded once per row for all activation rows, the
+ * activations' bsums once per block for all rows, their bytes read from L1
+ * by each row. */
+static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      int64_t xstride, float *out, const int rows, const int xrows)
 {
-	const struct block_q8_K *x = xv;
 	const int64_t nb = n / QK_K, bytes = kq_block_bytes(f);
-	const int shift = kq_bias_shift(f);
-	__m256 acc[DOT_ROWS], bacc[DOT_ROWS];
+	const int shift = kq_fold(f);
+	__m256 acc[AVX2_KQ_X_ROWS][DOT_ROWS], bacc[AVX2_KQ_X_ROWS][DOT_ROWS];
 
-	FOR_ROWS(r)
-		acc[r] = bacc[r] = _mm256_setzero_ps();
+	FOR_X_ROWS(t) FOR_ROWS(r)
+		acc[t][r] = bacc[t][r] = _mm256_setzero_ps();
 	for (int64_t i = 0; i < nb; i++) {
-		const __m256i bs = _mm256_loadu_si256((const __m256i *)x[i].bsums);
+		const struct block_q8_K *x[AVX2_KQ_X_ROWS];
+		__m256i bs[AVX2_KQ_X_ROWS];
 
+		FOR_X_ROWS(t) {
+			x[t] = (const struct block_q8_K *)((const char *)xv + t * xstride) + i;
+			bs[t] = _mm256_loadu_si256((const __m256i *)x[t]->bsums);
+		}
 		dot_prefetch_rows(wv, stride, rows, nb * bytes, i * bytes, (int)bytes);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
-			const __m256i bias = _mm256_madd_epi16(k.bias, bs); /* Σ bias·Σ x, pairs of groups */
-			__m256i sum = _mm256_setzero_si256();
 
-			for (int c = 0; c < 8; c++)
-				sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
-					_mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * c)), splat16(k.sc, c)));
-			if (shift)
-				sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
-			else
-				bacc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[i].d), bacc[r]);
-			acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[i].d), _mm256_cvtepi32_ps(sum), acc[r]);
+			FOR_X_ROWS(t) {
+				const __m256i bias = _mm256_madd_epi16(k.bias, bs[t]); /* Σ bias·Σ x, pairs of groups */
+				__m256i sum = _mm256_setzero_si256();
+
+				for (int c = 0; c < 8; c++)
+					sum = _mm256_add_epi32(sum, dot_u8s8_scaled(k.q[c],
+						_mm256_loadu_si256((const __m256i *)(x[t]->qs + 32 * c)), splat16(k.sc, c)));
+				if (shift >= 0)
+					sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(bias, shift));
+				else
+					bacc[t][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bias), _mm256_set1_ps(k.dbias * x[t]->d),
+								     bacc[t][r]);
+				acc[t][r] = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[t]->d), _mm256_cvtepi32_ps(sum), acc[t][r]);
+			}
 		}
 	}
-	FOR_ROWS(r)
-		out[r] = hsum_ps(_mm256_sub_ps(acc[r], bacc[r]));
+	FOR_X_ROWS(t) FOR_ROWS(r)
+		out[t * rows + r] = hsum_ps(_mm256_sub_ps(acc[t][r], bacc[t][r]));
+}
+
+static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      float *out, const int rows)
+{
+	kq_tile(f, n, wv, stride, xv, 0, out, rows, 1);
 }
 
 #define DEFINE_KQ(t, F) DEFINE_DOT_FAMILY_ENTRIES(ISA, kq_rows, t, F, n / QK_K * kq_block_bytes(F), DOT_ROWS)
+
+/* With a vec_dot_tile of DOT_ROWS × AVX2_KQ_X_ROWS. */
+#define DEFINE_KQ_TILE(t, F)                                                                         \
+	DEFINE_KQ(t, F)                                                                              \
+	void ISA(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, \
+				   float *out)                                                          \
+	{                                                                                           \
+		kq_tile(F, n, w, stride, xq, xq_stride, out, DOT_ROWS, AVX2_KQ_X_ROWS);             \
+	}
 
 DEFINE_KQ(q2_K, KQ_Q2_K)
 DEFINE_KQ(q3_K, KQ_Q3_K)
 DEFINE_KQ(q4_K, KQ_Q4_K)
 DEFINE_KQ(q5_K, KQ_Q5_K)
 DEFINE_KQ(q6_K, KQ_Q6_K)
+DEFINE_KQ_TILE(tq1_0, KQ_TQ1_0)
+DEFINE_KQ(tq2_0, KQ_TQ2_0) /* a tile gained nothing: its decode is cheap */
+DEFINE_KQ_TILE(iq2_xxs, KQ_IQ2_XXS)
+DEFINE_KQ_TILE(iq2_xs, KQ_IQ2_XS)
+DEFINE_KQ_TILE(iq2_s, KQ_IQ2_S)
+DEFINE_KQ_TILE(iq3_xxs, KQ_IQ3_XXS)
+DEFINE_KQ_TILE(iq3_s, KQ_IQ3_S)
+DEFINE_KQ_TILE(iq1_s, KQ_IQ1_S)
+DEFINE_KQ_TILE(iq1_m, KQ_IQ1_M)

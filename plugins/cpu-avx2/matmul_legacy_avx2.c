@@ -1,5 +1,5 @@
 /* The other 32-element formats against q8_0 activations (q4_1, q5_0, q5_1,
- * iq4_nl) and iq4_xs against q8_K, in integer arithmetic as
+ * iq4_nl, mxfp4) and iq4_xs against q8_K, in integer arithmetic as
  * matmul_quant_avx2.c's (built twice the same way, avx2_dot.h), the
  * formulas of cpu-avx512's matmul_legacy_avx512.c:
  *
@@ -11,11 +11,13 @@
  *               for all rows; without, |T[i]| ≤ 127 against xq with
  *               T[i]'s sign, as q8_0 does (dot_s8s8);
  *   iq4_xs      |T[i]| and the sign in both builds: each sub-block's
- *               scale rides on vpmaddwd, as the K-quants' do.
+ *               scale rides on vpmaddwd, as the K-quants' do;
+ *   mxfp4       its code book (x86/mxfp4_x86.h) + 12, − 12·Σ xq as q5_0.
  */
 #include <stddef.h>
 
 #include "avx2_dot.h"
+#include "x86/mxfp4_x86.h"
 
 _Static_assert(offsetof(struct block_q4_1, m) == 2 && offsetof(struct block_q5_1, m) == 2, "DOT_MIN");
 
@@ -92,6 +94,23 @@ DEFINE_DOT_ENTRIES(ISA, q4_1, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DO
 DEFINE_DOT_ENTRIES(ISA, q5_0, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, q5_1, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
+
+/* mxfp4: its code book + 12 (0..24) through vpshufb against x, − 12·Σ x
+ * as q5_0's − 16; E8M0 block scales. */
+static inline struct x_block x_block_mxfp4(const struct block_q8_0 *x)
+{
+	return x_block_offset(x, MXFP4_OFFSET);
+}
+
+static inline __m256 row_block_mxfp4(const struct block_mxfp4 *w, struct x_block x)
+{
+	const __m256i t = _mm256_broadcastsi128_si256(_mm_setr_epi8(MXFP4_VALUES_U8));
+
+	return row_block_offset(_mm256_shuffle_epi8(t, nibbles32(w->qs)), x);
+}
+
+DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
+DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales ls − 32 of an iq4_xs block as i16, both halves
  * [s0 .. s7] (splat16(v, j): sub-block j's). */

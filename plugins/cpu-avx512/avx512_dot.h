@@ -92,10 +92,10 @@ struct x_pair {
 };
 
 /* The scales of one pair (or a last single block) at the row's end. */
-static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0, uint16_t wd1, int both)
+static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, float wd0, float wd1, int both)
 {
-	const float sa = f16_scalar(wd0) * f16_scalar(x[0].d);
-	const float sb = both ? f16_scalar(wd1) * f16_scalar(x[1].d) : 0.0f;
+	const float sa = wd0 * f16_scalar(x[0].d);
+	const float sb = both ? wd1 * f16_scalar(x[1].d) : 0.0f;
 
 	return _mm512_insertf32x8(_mm512_set1_ps(sa), _mm256_set1_ps(sb), 1);
 }
@@ -117,17 +117,22 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 #define DOT_32_PREFETCH_AHEAD 4096
 #endif
 
-/* Blocks i..nb − 1 of every row pair by pair, with scalar scales, into
- * acc[r][0]: the end of a DEFINE_DOT_32 body (x, nb, i, wv, stride, rows,
- * acc theirs). */
-#define DOT_32_TAIL_ROWS(wt, wblock)                                                                \
+/* A block's scale (f32) and those of 8 consecutive blocks (__m256), of
+ * the formats whose scale is the f16 d at byte 0. */
+#define DOT_32_F16_SCALE(b) f16_scalar((b)->d)
+#define DOT_32_F16_SCALES8(b) scales8((b), sizeof(*(b)))
+
+/* Blocks i..nb − 1 of every row pair by pair, with scalar scales
+ * (scale(block)), into acc[r][0]: the end of a DEFINE_DOT_32 body (x, nb,
+ * i, wv, stride, rows, acc theirs). */
+#define DOT_32_TAIL_ROWS(wt, wblock, scale)                                                         \
 	for (; i < nb; i += 2) {                                                                    \
 		const int both = i + 1 < nb;                                                        \
 		const struct x_pair xp = x_pair_##wt(x + i, both);                                  \
                                                                                                     \
 		FOR_ROWS(r) {                                                                       \
 			const struct wblock *w = dot_row_at(wv, stride, r);                             \
-			const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+			const __m512 sc = pair_scalar_scale(x + i, scale(&w[i]), both ? scale(&w[i + 1]) : 0, both); \
                                                                                                     \
 			acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), sc, \
 						    acc[r][0]);                                         \
@@ -135,9 +140,12 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 	}
 
 /* The rows in runs of 8 blocks, whose 16 scales per row come in two
- * vector gathers; the last < 8 blocks pair by pair with scalar scales.
- * Two accumulators per row (even and odd pairs). */
-#define DEFINE_DOT_32(wt, wblock)                                                                   \
+ * vector gathers (wscales8(first block) the weights', __m256); the last
+ * < 8 blocks pair by pair with scalar scales (wscale(block)). Two
+ * accumulators per row (even and odd pairs). DEFINE_DOT_32: the formats
+ * with an f16 d at byte 0. */
+#define DEFINE_DOT_32(wt, wblock) DEFINE_DOT_32_SCALED(wt, wblock, DOT_32_F16_SCALES8, DOT_32_F16_SCALE)
+#define DEFINE_DOT_32_SCALED(wt, wblock, wscales8, wscale)                                          \
 	static DOT_ALWAYS_INLINE void wt##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
 					    float *out, const int rows)                                 \
 	{                                                                                           \
@@ -156,15 +164,14 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, uint16_t wd0,
 					      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock), \
 					      DOT_32_PREFETCH_AHEAD);                               \
 			FOR_ROWS(r)                                                                 \
-				s[r] = _mm256_mul_ps(scales8((const struct wblock *)dot_row_at(wv, stride, r) + i, \
-							     sizeof(struct wblock)), xs);           \
+				s[r] = _mm256_mul_ps(wscales8((const struct wblock *)dot_row_at(wv, stride, r) + i), xs); \
 			for (int p = 0; p < 4; p++) {                                               \
 				const struct x_pair xp = x_pair_##wt(x + i + 2 * p, 1);             \
                                                                                                     \
 				DOT_32_PAIR_ROWS(wt, wblock, xp, i, p, s)                           \
 			}                                                                           \
 		}                                                                                   \
-		DOT_32_TAIL_ROWS(wt, wblock)                                                        \
+		DOT_32_TAIL_ROWS(wt, wblock, wscale)                                                \
 		FOR_ROWS(r)                                                                         \
 			out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));         \
 	}
@@ -265,13 +272,15 @@ static inline __m256i block_sums8(const __m512i v[4])
                                                                                                     \
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                     \
-				const __m512 sc = pair_scalar_scale(x + i, w[i].d, both ? w[i + 1].d : 0, both); \
+				const __m512 sc = pair_scalar_scale(x + i, f16_scalar(w[i].d),              \
+								    both ? f16_scalar(w[i + 1].d) : 0, both); \
                                                                                                     \
 				acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(row_pair_##wt(w + i, xp, both)), \
 							    sc, acc[r][0]);                         \
 				if (with_min)                                                       \
 					macc[r] = _mm512_fmadd_ps(xsum,                             \
-						pair_scalar_scale(x + i, min_##wt(&w[i]), both ? min_##wt(&w[i + 1]) : 0, both), \
+						pair_scalar_scale(x + i, f16_scalar(min_##wt(&w[i])),       \
+								  both ? f16_scalar(min_##wt(&w[i + 1])) : 0, both), \
 						macc[r]);                                           \
 			}                                                                           \
 		}                                                                                   \

@@ -50,11 +50,29 @@ void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b
 	/* matmul_legacy_avx512.c */                                                     \
 	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
 	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs)                                                 \
+	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)                \
 	/* matmul_kquant_avx512.c (with q4_K and q6_K) */                                \
 	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)                   \
-	DOT_ENTRIES_DECLARE(isa, q5_K)
+	DOT_ENTRIES_DECLARE(isa, q5_K) DOT_ENTRIES_DECLARE(isa, tq1_0)                  \
+	DOT_ENTRIES_DECLARE(isa, tq2_0) DOT_ENTRIES_DECLARE(isa, iq2_xxs)               \
+	DOT_ENTRIES_DECLARE(isa, iq2_xs) DOT_ENTRIES_DECLARE(isa, iq2_s)                \
+	DOT_ENTRIES_DECLARE(isa, iq3_xxs) DOT_ENTRIES_DECLARE(isa, iq3_s)               \
+	DOT_ENTRIES_DECLARE(isa, iq1_s) DOT_ENTRIES_DECLARE(isa, iq1_m)
+/* matmul_kquant_avx512.c: vec_dot_tile (AVX512_KQ_X_ROWS activation rows)
+ * of the formats whose blocks cost most to decode. */
+#define AVX512_KQ_X_ROWS 4
+#define AVX512_DECLARE_TILE(isa, t)                                                     \
+	void isa##_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
+				    float *out);
+#define AVX512_DECLARE_TILES(isa)                                                       \
+	AVX512_DECLARE_TILE(isa, tq1_0) AVX512_DECLARE_TILE(isa, tq2_0)                 \
+	AVX512_DECLARE_TILE(isa, iq2_xxs) AVX512_DECLARE_TILE(isa, iq2_xs)              \
+	AVX512_DECLARE_TILE(isa, iq2_s) AVX512_DECLARE_TILE(isa, iq3_xxs)               \
+	AVX512_DECLARE_TILE(isa, iq3_s) AVX512_DECLARE_TILE(isa, iq1_s)                 \
+	AVX512_DECLARE_TILE(isa, iq1_m)
 AVX512_DECLARE_DOTS(avx512)
 AVX512_DECLARE_DOTS(avx512vnni)
+AVX512_DECLARE_TILES(avx512)
+AVX512_DECLARE_TILES(avx512vnni)
 
 #endif

@@ -2,9 +2,6 @@
  * AVX-512 row kernels over them, then this plugin's own. Two tables that
  * differ only in the integer dots: avx512_vnni_kernels (vpdpbusd) for CPUs
  * with AVX512_VNNI, avx512_kernels (vpmaddubsw) for the others, Skylake-X.
- * The ten formats of ABI 1.1 take the reference integer vec_dots
- * (plugins/cpu/ref, REF_MATMUL_Q8), one line each, until AVX-512 kernels
- * replace them.
  * Data only: this file is built without ISA flags.
  */
 #include "cpu_kernels.h"
@@ -27,6 +24,8 @@
  * small M, the GEMM at large M). */
 #define AVX512_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, AVX512_DOT_ROWS)
 #define AVX512_KQ_MATMUL(isa, t) DOT_ROWS_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS)
+/* ... with a vec_dot_tile of AVX512_KQ_X_ROWS activation rows (small M > 1) */
+#define AVX512_KQ_TILE_MATMUL(isa, t) DOT_ROWS_TILE_MATMUL(Q8_K, isa, t, AVX512_KQ_DOT_ROWS, AVX512_KQ_X_ROWS)
 #define AVX512_TABLE(name, dots, ...)                                                       \
 	{                                                                                  \
 		.isa = name,                                                               \
@@ -50,19 +49,19 @@
 		.matmul[GLLMK_Q5_1] = AVX512_MATMUL(Q8_0, dots, q5_1),                     \
 		.matmul[GLLMK_IQ4_NL] = AVX512_MATMUL(Q8_0, dots, iq4_nl),                 \
 		.matmul[GLLMK_IQ4_XS] = AVX512_MATMUL(Q8_K, dots, iq4_xs),                 \
+		.matmul[GLLMK_MXFP4] = AVX512_MATMUL(Q8_0, dots, mxfp4),                   \
 		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
 		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
 		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
-		.matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs),                     \
-		.matmul[GLLMK_IQ2_XS] = REF_MATMUL_Q8(Q8_K, iq2_xs),                       \
-		.matmul[GLLMK_IQ2_S] = REF_MATMUL_Q8(Q8_K, iq2_s),                         \
-		.matmul[GLLMK_IQ3_XXS] = REF_MATMUL_Q8(Q8_K, iq3_xxs),                     \
-		.matmul[GLLMK_IQ3_S] = REF_MATMUL_Q8(Q8_K, iq3_s),                         \
-		.matmul[GLLMK_IQ1_S] = REF_MATMUL_Q8(Q8_K, iq1_s),                         \
-		.matmul[GLLMK_IQ1_M] = REF_MATMUL_Q8(Q8_K, iq1_m),                         \
-		.matmul[GLLMK_TQ1_0] = REF_MATMUL_Q8(Q8_K, tq1_0),                         \
-		.matmul[GLLMK_TQ2_0] = REF_MATMUL_Q8(Q8_K, tq2_0),                         \
-		.matmul[GLLMK_MXFP4] = REF_MATMUL_Q8(Q8_0, mxfp4),                         \
+		.matmul[GLLMK_TQ1_0] = AVX512_KQ_TILE_MATMUL(dots, tq1_0),                 \
+		.matmul[GLLMK_TQ2_0] = AVX512_KQ_TILE_MATMUL(dots, tq2_0),                 \
+		.matmul[GLLMK_IQ2_XXS] = AVX512_KQ_TILE_MATMUL(dots, iq2_xxs),             \
+		.matmul[GLLMK_IQ2_XS] = AVX512_KQ_TILE_MATMUL(dots, iq2_xs),               \
+		.matmul[GLLMK_IQ2_S] = AVX512_KQ_TILE_MATMUL(dots, iq2_s),                 \
+		.matmul[GLLMK_IQ3_XXS] = AVX512_KQ_TILE_MATMUL(dots, iq3_xxs),             \
+		.matmul[GLLMK_IQ3_S] = AVX512_KQ_TILE_MATMUL(dots, iq3_s),                 \
+		.matmul[GLLMK_IQ1_S] = AVX512_KQ_TILE_MATMUL(dots, iq1_s),                 \
+		.matmul[GLLMK_IQ1_M] = AVX512_KQ_TILE_MATMUL(dots, iq1_m),                 \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

@@ -1,5 +1,5 @@
 /* The other 32-element formats against q8_0 activations (q4_1, q5_0, q5_1,
- * iq4_nl) and iq4_xs against q8_K, in integer arithmetic as
+ * iq4_nl, mxfp4) and iq4_xs against q8_K, in integer arithmetic as
  * matmul_quant_avx512.c's (built twice the same way, avx512_dot.h):
  *
  *   q4_1, q5_1  Σ (d·q + m)·dx·xq = d·dx·Σ q·xq + m·dx·Σ xq, q unsigned
@@ -8,7 +8,9 @@
  *   iq4_nl,     the 4-bit indices through the code book by vpshufb: with
  *   iq4_xs      vpdpbusd T[i] + 128 (unsigned) against xq, − 128·Σ xq once
  *               for all rows; without, |T[i]| against xq with T[i]'s sign
- *               (T[i] < 0 exactly for i < 8), as q8_0 does.
+ *               (T[i] < 0 exactly for i < 8), as q8_0 does;
+ *   mxfp4       its code book (x86/mxfp4_x86.h) + 12 by vpshufb, unsigned,
+ *               − 12·Σ xq as q5_0's − 16; E8M0 block scales.
  *
  * The fifth bits of q5_0/q5_1 (qh, bit j for element j) are already in
  * the order of a pair's bytes: qh(a) | qh(b) << 32 is a byte mask.
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "avx512_dot.h"
+#include "x86/mxfp4_x86.h"
 
 /* Two blocks' 16 bytes of nibbles a, b: [a lo | a hi | b lo | b hi], as
  * q4_0_pair_bytes. */
@@ -90,11 +93,22 @@ static inline struct x_pair x_pair_iq4_nl(const struct block_q8_0 *x, int both)
 	return (struct x_pair){ q, iq4_start(q) };
 }
 
-static inline struct x_pair x_pair_q5_0(const struct block_q8_0 *x, int both)
+/* For weights u − k (u unsigned): the start − Σ k·x. */
+static inline struct x_pair x_pair_offset(const struct block_q8_0 *x, int both, char k)
 {
 	const __m512i q = load_pair(x[0].qs, both ? x[1].qs : NULL);
 
-	return (struct x_pair){ q, _mm512_sub_epi32(_mm512_setzero_si512(), dot_u8s8(_mm512_set1_epi8(16), q)) };
+	return (struct x_pair){ q, _mm512_sub_epi32(_mm512_setzero_si512(), dot_u8s8(_mm512_set1_epi8(k), q)) };
+}
+
+static inline struct x_pair x_pair_q5_0(const struct block_q8_0 *x, int both)
+{
+	return x_pair_offset(x, both, 16);
+}
+
+static inline struct x_pair x_pair_mxfp4(const struct block_q8_0 *x, int both)
+{
+	return x_pair_offset(x, both, MXFP4_OFFSET);
 }
 
 /* A pair's integer dot; a missing second block (both = 0) reads the first
@@ -117,6 +131,15 @@ static inline __m512i row_pair_q5_1(const struct block_q5_1 *w, struct x_pair x,
 static inline __m512i row_pair_iq4_nl(const struct block_iq4_nl *w, struct x_pair x, int both)
 {
 	return iq4_dot(x.start, nibble_pair(w[0].qs, w[both].qs), x.q);
+}
+
+/* mxfp4: the code book + 12 (0..24, vpshufb) against x, from the start
+ * − 12·Σ x. */
+static inline __m512i row_pair_mxfp4(const struct block_mxfp4 *w, struct x_pair x, int both)
+{
+	const __m512i t = _mm512_broadcast_i32x4(_mm_setr_epi8(MXFP4_VALUES_U8));
+
+	return dot_u8s8_acc(x.start, _mm512_shuffle_epi8(t, nibble_pair(w[0].qs, w[both].qs)), x.q);
 }
 
 static inline uint16_t min_q4_1(const struct block_q4_1 *b)
@@ -143,6 +166,8 @@ DEFINE_DOT_ENTRIES(ISA, q4_1, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DO
 DEFINE_DOT_ENTRIES(ISA, q5_0, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, q5_1, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
 DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
+DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
+DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales of an iq4_xs block, ls − 32: 4-bit fields of
  * scales_l and 2-bit fields of scales_h spread to one byte each. */

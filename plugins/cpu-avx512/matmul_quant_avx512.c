@@ -128,7 +128,7 @@ static DOT_ALWAYS_INLINE void q4_0_rows(int64_t n, const void *wv, int64_t strid
 			}
 		}
 	}
-	DOT_32_TAIL_ROWS(q4_0, block_q4_0)
+	DOT_32_TAIL_ROWS(q4_0, block_q4_0, DOT_32_F16_SCALE)
 	FOR_ROWS(r)
 		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
 }

@@ -13,6 +13,8 @@
 
 #define DOT_ALWAYS_INLINE inline __attribute__((always_inline))
 #define FOR_ROWS(r) _Pragma("GCC unroll 8") for (int r = 0; r < rows; r++)
+/* The same over a tile's xrows activation rows (vec_dot_tile bodies). */
+#define FOR_X_ROWS(t) _Pragma("GCC unroll 8") for (int t = 0; t < xrows; t++)
 
 static DOT_ALWAYS_INLINE const void *dot_row_at(const void *w, int64_t stride, int r)
 {
@@ -129,16 +131,18 @@ static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4
 		.dot_rows = rows,                                                                   \
 	}
 
-/* The same for a float weight dtype t (activations in f32) that also has
- * prefix##_vec_dot_tile_##t with x_rows activation rows. */
-#define DOT_TILE_MATMUL(prefix, t, rows, xrows)                                                     \
+/* The same with prefix##_vec_dot_tile_##t, x_rows activation rows a call. */
+#define DOT_ROWS_TILE_MATMUL(vdt, prefix, t, rows, xrows)                                           \
 	{                                                                                           \
-		.vec_dtype = GLLMK_F32,                                                             \
+		.vec_dtype = GLLMK_##vdt,                                                           \
 		.vec_dot = prefix##_vec_dot_##t,                                                    \
 		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
 		.dot_rows = rows,                                                                   \
 		.vec_dot_tile = prefix##_vec_dot_tile_##t,                                          \
 		.x_rows = xrows,                                                                    \
 	}
+
+/* A float weight dtype t (activations in f32) with a vec_dot_tile. */
+#define DOT_TILE_MATMUL(prefix, t, rows, xrows) DOT_ROWS_TILE_MATMUL(F32, prefix, t, rows, xrows)
 
 #endif

@@ -10,7 +10,8 @@
  *   Σ w·x = scale·xs·Σ u·xq + offset·xs·Σ xq
  * where Σ u·xq is the integer dot (vpdpbusd on AVX512-VNNI). For formats
  * whose offset is −c·scale (c a constant: q4_0 8, q8_0 and the iq4 128,
- * q5_0 16, q6_K 32, q3_K 4) the offset term is folded into the integer
+ * q5_0 16, q6_K 32, q3_K 4, mxfp4 12, tq1_0 and tq2_0 1, the iq2 and iq3
+ * formats 64, the iq1 16) the offset term is folded into the integer
  * sum, which starts at −c·Σxq.
  *
  * Packed layouts (every sub-block in K order, 4-byte groups of K):

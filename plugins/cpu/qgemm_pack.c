@@ -6,7 +6,9 @@
  */
 #include "ops_qgemm.h"
 #include "fp16.h"
+#include "iq_subblocks.h"
 #include "quant_blocks.h"
+#include "ref/codebooks.h"
 
 /* The 16 low and 16 high nibbles of 16 bytes: u[0..15], u[16..31]. */
 static void nibbles(const uint8_t *qs, uint8_t *u)
@@ -188,6 +190,105 @@ static void decode_iq4_xs(const void *src, int64_t n, uint8_t *u, float *scale, 
 	}
 }
 
+/* mxfp4: the code book + 12 (0..24), offset −12·scale, scale the E8M0's. */
+static void decode_mxfp4(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_mxfp4 *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_MXFP4; i++, u += 32) {
+		for (int j = 0; j < 16; j++) {
+			u[j] = (uint8_t)(ref_kvalues_mxfp4[x[i].qs[j] & 0x0f] + 12);
+			u[j + 16] = (uint8_t)(ref_kvalues_mxfp4[x[i].qs[j] >> 4] + 12);
+		}
+		scale[i] = e8m0_half_to_f32(x[i].e);
+	}
+}
+
+/* The ternary formats: u = q (0..2), offset −1·scale, scale d per 32. */
+static void decode_tq2_0(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_tq2_0 *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_K; i++) {
+		for (int h = 0; h < 2; h++)
+			for (int s = 0; s < 4; s++, u += 32)
+				for (int l = 0; l < 32; l++)
+					u[l] = (x[i].qs[32 * h + l] >> 2 * s) & 3;
+		for (int is = 0; is < 8; is++)
+			*scale++ = f16_to_f32(x[i].d);
+	}
+}
+
+/* Trit j of a tq1_0 byte b, p = 3^j: ((b·p mod 256)·3) >> 8. */
+static uint8_t tq1_trit(uint8_t b, int p)
+{
+	return (uint8_t)(((uint8_t)(b * p) * 3) >> 8);
+}
+
+/* tq1_0's element order: trits 0..4 of qs[0..31], of qs[32..47], then
+ * trits 0..3 of qh[0..3], each trit's bytes in a run. */
+static void decode_tq1_0(const void *src, int64_t n, uint8_t *u, float *scale, float *off)
+{
+	const struct block_tq1_0 *x = src;
+
+	(void)off;
+	for (int64_t i = 0; i < n / QK_K; i++) {
+		for (int j = 0, p = 1; j < 5; j++, p *= 3)
+			for (int m = 0; m < 32; m++)
+				*u++ = tq1_trit(x[i].qs[m], p);
+		for (int j = 0, p = 1; j < 5; j++, p *= 3)
+			for (int m = 0; m < 16; m++)
+				*u++ = tq1_trit(x[i].qs[32 + m], p);
+		for (int j = 0, p = 1; j < 4; j++, p *= 3)
+			for (int m = 0; m < 4; m++)
+				*u++ = tq1_trit(x[i].qh[m], p);
+		for (int is = 0; is < 8; is++)
+			*scale++ = f16_to_f32(x[i].d);
+	}
+}
+
+/* The i-quants (iq_subblocks.h), as the SIMD dots make them: u = 64 ±
+ * grid, offset −64·scale (iq2, iq3) or u = 8·(grid + 2) ± 1, offset
+ * −16·scale (iq1, the delta times 8); 16-element sub-blocks, scale
+ * d·factor·(2·ls + 1). */
+static inline __attribute__((always_inline)) void decode_iq(enum iq_format f, const void *src, int64_t n,
+							     uint8_t *u, float *scale)
+{
+	for (int64_t i = 0; i < n / QK_K; i++) {
+		const void *b = (const char *)src + i * iq_block_bytes(f);
+		const float d = f16_to_f32(iq_d(f, b)) * iq_factor(f);
+
+		for (int ib = 0; ib < QK_K / 32; ib++, u += 32) {
+			const struct iq_sub sub = iq_sub_of(f, b, ib);
+
+			for (int j = 0; j < 32; j++) {
+				const int e = iq_entry_bytes(f);
+				const int g = (int8_t)sub.entry[j / e][j % e], sign = sub.signs >> j & 1 ? -1 : 1;
+
+				u[j] = (uint8_t)(iq_is_iq1(f) ? 8 * (g + 2) + sign : 64 + sign * g);
+			}
+			*scale++ = d * sub.scale[0];
+			*scale++ = d * sub.scale[1];
+		}
+	}
+}
+
+#define DECODE_IQ(name, F)                                                                        \
+	static void decode_##name(const void *src, int64_t n, uint8_t *u, float *scale, float *off) \
+	{                                                                                          \
+		(void)off;                                                                         \
+		decode_iq(F, src, n, u, scale);                                                    \
+	}
+DECODE_IQ(iq2_xxs, IQ_IQ2_XXS)
+DECODE_IQ(iq2_xs, IQ_IQ2_XS)
+DECODE_IQ(iq2_s, IQ_IQ2_S)
+DECODE_IQ(iq3_xxs, IQ_IQ3_XXS)
+DECODE_IQ(iq3_s, IQ_IQ3_S)
+DECODE_IQ(iq1_s, IQ_IQ1_S)
+DECODE_IQ(iq1_m, IQ_IQ1_M)
+
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 {
 	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, decode_q4_0 }, q4_1 = { 32, 1, 0, decode_q4_1 },
@@ -197,7 +298,14 @@ const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 					     q2_K = { 16, 1, 0, decode_q2_K }, q3_K = { 16, 0, 4, decode_q3_K },
 					     q4_K = { 32, 1, 0, decode_q4_K }, q5_K = { 32, 1, 0, decode_q5_K },
 					     q6_K = { 16, 0, 32, decode_q6_K },
-					     iq4_xs = { 32, 0, 128, decode_iq4_xs };
+					     iq4_xs = { 32, 0, 128, decode_iq4_xs },
+					     mxfp4 = { 32, 0, 12, decode_mxfp4 },
+					     tq1_0 = { 32, 0, 1, decode_tq1_0 }, tq2_0 = { 32, 0, 1, decode_tq2_0 },
+					     iq2_xxs = { 16, 0, 64, decode_iq2_xxs },
+					     iq2_xs = { 16, 0, 64, decode_iq2_xs }, iq2_s = { 16, 0, 64, decode_iq2_s },
+					     iq3_xxs = { 16, 0, 64, decode_iq3_xxs },
+					     iq3_s = { 16, 0, 64, decode_iq3_s }, iq1_s = { 16, 0, 16, decode_iq1_s },
+					     iq1_m = { 16, 0, 16, decode_iq1_m };
 
 	switch (t) {
 	case GLLMK_Q4_0: return &q4_0;
@@ -212,6 +320,16 @@ const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 	case GLLMK_Q5_K: return &q5_K;
 	case GLLMK_Q6_K: return &q6_K;
 	case GLLMK_IQ4_XS: return &iq4_xs;
+	case GLLMK_MXFP4: return &mxfp4;
+	case GLLMK_TQ1_0: return &tq1_0;
+	case GLLMK_TQ2_0: return &tq2_0;
+	case GLLMK_IQ2_XXS: return &iq2_xxs;
+	case GLLMK_IQ2_XS: return &iq2_xs;
+	case GLLMK_IQ2_S: return &iq2_s;
+	case GLLMK_IQ3_XXS: return &iq3_xxs;
+	case GLLMK_IQ3_S: return &iq3_s;
+	case GLLMK_IQ1_S: return &iq1_s;
+	case GLLMK_IQ1_M: return &iq1_m;
 	}
 	return NULL;
 }
