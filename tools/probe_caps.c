@@ -307,12 +307,12 @@ static gllmk_status try_moe_route(struct arena *a, const struct cap_arg *c)
 	return a->st ? a->st : gllmk_moe_route(a->ctx, ids, w, logits, bias, &p);
 }
 
-/* The weight dtypes of ABI v1: matmul, dequantize and get_rows take them all. */
-#define WEIGHT_DTYPES(X)                                                                   \
-	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q4_0, GLLMK_Q4_0)        \
-	X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1) X(q8_0, GLLMK_Q8_0)    \
-	X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K) X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K)    \
-	X(q6_K, GLLMK_Q6_K) X(q8_K, GLLMK_Q8_K) X(iq4_nl, GLLMK_IQ4_NL) X(iq4_xs, GLLMK_IQ4_XS)
+/* The weight dtypes (matmul, dequantize and get_rows take them all): the
+ * rows of abi/gllmk_dtypes.def with WEIGHT 1. WEIGHT is a literal 0 or 1,
+ * so pasting it picks a macro that keeps the row's entry or drops it. */
+#define IF_WEIGHT_1(...) __VA_ARGS__
+#define IF_WEIGHT_0(...)
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) IF_WEIGHT_##weight(WEIGHT_CAP(name, e))
 #define FLOAT_PAIRS(X)                                                                     \
 	X(f32, GLLMK_F32, f16, GLLMK_F16) X(f32, GLLMK_F32, bf16, GLLMK_BF16)              \
 	X(f16, GLLMK_F16, f32, GLLMK_F32) X(bf16, GLLMK_BF16, f32, GLLMK_F32)              \
@@ -326,13 +326,19 @@ static gllmk_status try_moe_route(struct arena *a, const struct cap_arg *c)
 #define CAP_UNARY(op) { #op, try_unary, { .unary = gllmk_##op } },
 
 static const struct cap_try cap_tries[] = {
-	WEIGHT_DTYPES(CAP_MATMUL)
+#define WEIGHT_CAP CAP_MATMUL
+#include "gllmk_dtypes.def"
+#undef WEIGHT_CAP
 	{ "gemm", try_gemm, { 0 } },
-	WEIGHT_DTYPES(CAP_DEQUANT)
+#define WEIGHT_CAP CAP_DEQUANT
+#include "gllmk_dtypes.def"
+#undef WEIGHT_CAP
 	{ "quantize:q8_0", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_0, .unary = gllmk_quantize } },
 	{ "quantize:q8_K", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_K, .unary = gllmk_quantize } },
 	FLOAT_PAIRS(CAP_CONVERT)
-	WEIGHT_DTYPES(CAP_GET_ROWS)
+#define WEIGHT_CAP CAP_GET_ROWS
+#include "gllmk_dtypes.def"
+#undef WEIGHT_CAP
 	{ "add", try_binary, { .binary = gllmk_add, .variant = 1 } },
 	{ "mul", try_binary, { .binary = gllmk_mul, .variant = 1 } },
 	{ "scale", try_scale, { 0 } },
@@ -370,6 +376,7 @@ static const struct cap_try cap_tries[] = {
 	{ "moe_route", try_moe_route, { 0 } },
 };
 
+#undef GLLMK_DTYPE
 _Static_assert(sizeof(cap_tries) / sizeof(cap_tries[0]) <= PROBE_MAX_CAPS, "PROBE_MAX_CAPS too small");
 
 static void run_one(gllmk_context *ctx, const struct cap_try *t, struct probe_cap *out)

@@ -21,7 +21,7 @@
 #define PROBE_MAX_DEVICES 16
 #define PROBE_MAX_PLATFORMS 8
 #define PROBE_MAX_HEAPS 16
-#define PROBE_MAX_CAPS 128
+#define PROBE_MAX_CAPS 192 /* 128 with ABI 1.1's 26 weight dtypes (3 per dtype) */
 #define PROBE_MAX_CHECKS 32
 #define PROBE_MAX_STEPS 16
 

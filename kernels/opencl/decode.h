@@ -1,11 +1,14 @@
 /* Weight decoding for every dtype matmul, dequantize and get_rows take,
  * selected at build time by -DWTYPE=<gllmk dtype id>. Block layouts are
- * ggml's, bit for bit (SPEC/QUANT.md).
+ * ggml's, bit for bit (SPEC/QUANT.md); so are the float operations of each
+ * decoder, in ggml's order, so dequantize matches ggml to the bit.
  *
  * Float dtypes (f32, f16, bf16): WBLOCK 0 and wload(row, k) reads element k.
  * Block dtypes: WBLOCK 1, WQK elements in WQB bytes per block, and
  * deq32(block, c, v) decodes elements [32c, 32c + 32) of one block into
- * registers: matmul dots them without writing decoded weights anywhere. */
+ * registers: matmul dots them without writing decoded weights anywhere.
+ * Every 256-element i-quant spends its fields in groups of 32 (one scale or
+ * two, four or eight codebook indices), so a 32-element piece is one group. */
 #ifndef GLLMK_OCL_DECODE_H
 #define GLLMK_OCL_DECODE_H
 
@@ -26,21 +29,48 @@ static inline float wload(cbytes *row, long k)
 #else
 #define WBLOCK 1
 
-#if WTYPE == DT_IQ4_NL || WTYPE == DT_IQ4_XS
-static __constant float iq4nl_values[16] = {
-	-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-};
-#endif
+/* Multi-byte fields of blocks are read byte by byte: a block starts at any
+ * 2-byte boundary (1 for mxfp4), and OpenCL C has no unaligned loads. */
+static inline uint ld_u16(cbytes *p)
+{
+	return p[0] | (uint)p[1] << 8;
+}
+
+static inline uint ld_u32(cbytes *p)
+{
+	return ld_u16(p) | ld_u16(p + 2) << 16;
+}
+
+#include "codebooks.h"
+
+/* 8 grid bytes g (byte j = element j) times db, negated where bit j of
+ * signs is set: ggml's db * grid[j] * (+-1.f), to the bit. */
+static inline void grid_signed8(float *v, float db, ulong g, uint signs)
+{
+	for (int j = 0; j < 8; j++) {
+		float x = db * (float)((g >> 8 * j) & 255);
+
+		v[j] = (signs >> j) & 1 ? -x : x;
+	}
+}
+
+/* iq1_s and iq1_m: 8 grid values in {-1, 0, 1} (int8 bytes of g), each
+ * offset by delta then scaled: ggml's dl * (grid[j] + delta). */
+static inline void grid_delta8(float *v, float dl, ulong g, float delta)
+{
+	for (int j = 0; j < 8; j++)
+		v[j] = dl * ((float)(char)(g >> 8 * j) + delta);
+}
 
 #if WTYPE == DT_Q4_0 || WTYPE == DT_Q4_1 || WTYPE == DT_Q5_0 || WTYPE == DT_Q5_1 || WTYPE == DT_Q8_0 || \
-	WTYPE == DT_IQ4_NL
+	WTYPE == DT_IQ4_NL || WTYPE == DT_MXFP4
 #define WQK 32
 #else
 #define WQK 256
 #endif
 
 #if WTYPE == DT_Q4_0
-#define WQB 18
+#define WQB DT_Q4_0_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b);
@@ -51,7 +81,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_Q4_1
-#define WQB 20
+#define WQB DT_Q4_1_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b), m = ld_f16(b + 2);
@@ -63,10 +93,10 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #elif WTYPE == DT_Q5_0 || WTYPE == DT_Q5_1
 #if WTYPE == DT_Q5_0
-#define WQB 22
+#define WQB DT_Q5_0_BYTES
 #define Q5_QH 2
 #else
-#define WQB 24
+#define WQB DT_Q5_1_BYTES
 #define Q5_QH 4
 #endif
 static inline void deq32(cbytes *b, int c, float *v)
@@ -89,7 +119,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_Q8_0
-#define WQB 34
+#define WQB DT_Q8_0_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b);
@@ -98,7 +128,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 		v[j] = (char)b[2 + j] * d;
 }
 #elif WTYPE == DT_IQ4_NL
-#define WQB 18
+#define WQB DT_IQ4_NL_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b);
@@ -109,7 +139,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_Q2_K
-#define WQB 84
+#define WQB DT_Q2_K_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = ld_f16(b + 80), dmin = ld_f16(b + 82);
@@ -125,7 +155,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_Q3_K
-#define WQB 110
+#define WQB DT_Q3_K_BYTES
 static inline int q3_scale(cbytes *s, int j)
 {
 	int lo = j < 8 ? s[j] & 15 : s[j - 8] >> 4;
@@ -161,7 +191,7 @@ static inline float2 k4_scale_min(cbytes *q, int j)
 }
 
 #if WTYPE == DT_Q4_K
-#define WQB 144
+#define WQB DT_Q4_K_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float2 sm = k4_scale_min(b + 4, c);
@@ -173,7 +203,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 		v[l] = d * ((q[l] >> shift) & 15) - m;
 }
 #else
-#define WQB 176
+#define WQB DT_Q5_K_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float2 sm = k4_scale_min(b + 4, c);
@@ -187,7 +217,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 }
 #endif
 #elif WTYPE == DT_Q6_K
-#define WQB 210
+#define WQB DT_Q6_K_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	int hh = c / 4, k = c % 4;
@@ -203,7 +233,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 	}
 }
 #elif WTYPE == DT_Q8_K
-#define WQB 292
+#define WQB DT_Q8_K_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	float d = *(__global const float *)b;
@@ -213,7 +243,7 @@ static inline void deq32(cbytes *b, int c, float *v)
 		v[l] = d * q[l];
 }
 #elif WTYPE == DT_IQ4_XS
-#define WQB 136
+#define WQB DT_IQ4_XS_BYTES
 static inline void deq32(cbytes *b, int c, float *v)
 {
 	int sh = b[2] | b[3] << 8;
@@ -224,6 +254,198 @@ static inline void deq32(cbytes *b, int c, float *v)
 	for (int j = 0; j < 16; j++) {
 		v[j] = dl * iq4nl_values[qs[j] & 15];
 		v[j + 16] = dl * iq4nl_values[qs[j] >> 4];
+	}
+}
+#elif WTYPE == DT_IQ2_XXS
+#define WQB DT_IQ2_XXS_BYTES
+/* d (f16), then 8 bytes per group c: 4 grid indices, then a u32 of 4x7
+ * sign-index bits and the 4-bit scale */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	cbytes *q = b + 2 + 8 * c;
+	uint aux = ld_u32(q + 4);
+	float db = ld_f16(b) * (0.5f + (aux >> 28)) * 0.25f;
+
+	for (int l = 0; l < 4; l++)
+		grid_signed8(v + 8 * l, db, iq2xxs_grid[q[l]], ksigns_iq2xs[(aux >> 7 * l) & 127]);
+}
+#elif WTYPE == DT_IQ2_XS
+#define WQB DT_IQ2_XS_BYTES
+/* d (f16), qs: 4 u16 per group c (9-bit grid index, 7-bit sign index) at
+ * 2, scales: a byte per group (a 4-bit scale per 16) at 66 */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = ld_f16(b);
+	uint sc = b[66 + c];
+
+	for (int l = 0; l < 4; l++) {
+		uint q = ld_u16(b + 2 + 8 * c + 2 * l);
+		float db = d * (0.5f + ((sc >> 4 * (l / 2)) & 15)) * 0.25f;
+
+		grid_signed8(v + 8 * l, db, iq2xs_grid[q & 511], ksigns_iq2xs[q >> 9]);
+	}
+}
+#elif WTYPE == DT_IQ2_S
+#define WQB DT_IQ2_S_BYTES
+/* d (f16), the low 8 bits of 4 grid indices per group c at 2, their 4 sign
+ * bytes at 34, qh (2 high bits per index) at 66, scales (a 4-bit scale per
+ * 16) at 74: a byte of each per group */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = ld_f16(b);
+	cbytes *qs = b + 2 + 4 * c, *signs = qs + 32;
+	uint qh = b[66 + c], sc = b[74 + c];
+
+	for (int l = 0; l < 4; l++) {
+		float db = d * (0.5f + ((sc >> 4 * (l / 2)) & 15)) * 0.25f;
+
+		grid_signed8(v + 8 * l, db, iq2s_grid[qs[l] | ((qh << (8 - 2 * l)) & 0x300)], signs[l]);
+	}
+}
+#elif WTYPE == DT_IQ3_XXS
+#define WQB DT_IQ3_XXS_BYTES
+/* d (f16), 8 grid indices (4 values each) per group c at 2, then a u32 per
+ * group of 4x7 sign-index bits and the 4-bit scale at 66 */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	cbytes *q = b + 2 + 8 * c;
+	uint aux = ld_u32(b + 66 + 4 * c);
+	float db = ld_f16(b) * (0.5f + (aux >> 28)) * 0.5f;
+
+	for (int l = 0; l < 4; l++) {
+		ulong g = GRID64(iq3xxs_grid[q[2 * l]], iq3xxs_grid[q[2 * l + 1]]);
+
+		grid_signed8(v + 8 * l, db, g, ksigns_iq2xs[(aux >> 7 * l) & 127]);
+	}
+}
+#elif WTYPE == DT_IQ3_S
+#define WQB DT_IQ3_S_BYTES
+/* d (f16), the low 8 bits of 8 grid indices per group c at 2, their 9th
+ * bits (a byte per group) at 66, 4 sign bytes per group at 74, a 4-bit
+ * scale per group (two per byte) at 106 */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	cbytes *qs = b + 2 + 8 * c, *signs = b + 74 + 4 * c;
+	uint qh = b[66 + c];
+	float db = ld_f16(b) * (1 + 2 * ((b[106 + c / 2] >> 4 * (c % 2)) & 15));
+
+	for (int l = 0; l < 4; l++) {
+		uint lo = iq3s_grid[qs[2 * l] | ((qh << (8 - 2 * l)) & 256)];
+		uint hi = iq3s_grid[qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256)];
+
+		grid_signed8(v + 8 * l, db, GRID64(lo, hi), signs[l]);
+	}
+}
+#elif WTYPE == DT_IQ1_S || WTYPE == DT_IQ1_M
+#define IQ1_DELTA ((float)GLLMK_IQ1_DELTA)
+
+#if WTYPE == DT_IQ1_S
+#define WQB DT_IQ1_S_BYTES
+/* d (f16), the low 8 bits of 4 grid indices per group c at 2, a u16 per
+ * group at 34: 4x3 high index bits, a 3-bit scale, the delta's sign */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	cbytes *qs = b + 2 + 4 * c;
+	uint qh = ld_u16(b + 34 + 2 * c);
+	float dl = ld_f16(b) * (2 * ((qh >> 12) & 7) + 1);
+	float delta = qh & 0x8000 ? -IQ1_DELTA : IQ1_DELTA;
+
+	for (int l = 0; l < 4; l++)
+		grid_delta8(v + 8 * l, dl, iq1s_grid[qs[l] | (((qh >> 3 * l) & 7) << 8)], delta);
+}
+#else
+#define WQB DT_IQ1_M_BYTES
+/* The low 8 bits of 4 grid indices per group c at 0, qh (a nibble per
+ * index: 3 high bits, the delta's sign) at 32, 4 u16 of scales at 48. No d
+ * field: its f16 bits are the top nibbles of the 4 u16 of scales. */
+static inline float iq1m_d(cbytes *b)
+{
+	ushort bits = (ushort)((ld_u16(b + 48) >> 12) | ((ld_u16(b + 50) >> 8) & 0x00f0) |
+			       ((ld_u16(b + 52) >> 4) & 0x0f00) | (ld_u16(b + 54) & 0xf000));
+
+	return vload_half(0, (const half *)&bits);
+}
+
+/* group c: a 3-bit scale per 16, in u16 c / 2 of scales */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = iq1m_d(b);
+	cbytes *qs = b + 4 * c, *qh = b + 32 + 2 * c;
+	uint sc = ld_u16(b + 48 + 2 * (c / 2)) >> 6 * (c % 2);
+
+	for (int l = 0; l < 4; l++) {
+		uint h = qh[l / 2] >> 4 * (l % 2);
+		float dl = d * (2 * ((sc >> 3 * (l / 2)) & 7) + 1);
+
+		grid_delta8(v + 8 * l, dl, iq1s_grid[qs[l] | ((h & 7) << 8)], h & 8 ? -IQ1_DELTA : IQ1_DELTA);
+	}
+}
+#endif
+#elif WTYPE == DT_TQ1_0
+#define WQB DT_TQ1_0_BYTES
+/* Element e's trit: 5 trits per byte in qs (bytes 0..47), 4 in qh (48..51);
+ * d (f16) at 52. Bytes 0..31 give elements 0..159 (trit n of byte m is
+ * element 32n + m), bytes 32..47 elements 160..239 (16n + m), qh 240..255
+ * (4n + m). Trit n of a byte is the top trit of byte * 3^n (mod 256), read
+ * as (q * 3) >> 8. */
+static __constant uchar tq1_pow3[5] = { 1, 3, 9, 27, 81 };
+
+static inline int tq1_trit(cbytes *b, int e)
+{
+	int byte, n;
+
+	if (e < 160) {
+		byte = e % 32;
+		n = e / 32;
+	} else if (e < 240) {
+		byte = 32 + (e - 160) % 16;
+		n = (e - 160) / 16;
+	} else {
+		byte = 48 + (e - 240) % 4;
+		n = (e - 240) / 4;
+	}
+	uint q = (b[byte] * (uint)tq1_pow3[n]) & 255;
+
+	return (int)((q * 3) >> 8) - 1;
+}
+
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = ld_f16(b + 52);
+
+	for (int j = 0; j < 32; j++)
+		v[j] = (float)tq1_trit(b, 32 * c + j) * d;
+}
+#elif WTYPE == DT_TQ2_0
+#define WQB DT_TQ2_0_BYTES
+/* qs: 2 bits per element (value + 1) at 0, byte m of each 32 holding
+ * elements m, m + 32, m + 64, m + 96 of its 128; d (f16) at 64 */
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = ld_f16(b + 64);
+	cbytes *q = b + 32 * (c / 4);
+	int shift = 2 * (c % 4);
+
+	for (int j = 0; j < 32; j++)
+		v[j] = (float)((int)((q[j] >> shift) & 3) - 1) * d;
+}
+#elif WTYPE == DT_MXFP4
+#define WQB DT_MXFP4_BYTES
+/* e (E8M0), then 16 bytes of E2M1 codes: low nibbles elements 0..15 */
+/* E8M0 scale e, halved because the E2M1 values are stored doubled: 2^(e - 128),
+ * a subnormal for e < 2 (ggml's GGML_E8M0_TO_FP32_HALF) */
+static inline float e8m0_half(uint e)
+{
+	return as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23);
+}
+
+static inline void deq32(cbytes *b, int c, float *v)
+{
+	float d = e8m0_half(b[0]);
+
+	for (int j = 0; j < 16; j++) {
+		v[j] = kvalues_mxfp4[b[1 + j] & 15] * d;
+		v[j + 16] = kvalues_mxfp4[b[1 + j] >> 4] * d;
 	}
 }
 #else

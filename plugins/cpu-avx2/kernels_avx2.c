@@ -2,7 +2,9 @@
  * ones (a later designated initialiser wins; -Wno-override-init). Two
  * tables that differ only in the integer dot of the 32-element formats'
  * matmul: vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks
- * one. The K-quants' (matmul_kquant_avx2.c) are vpmaddubsw in both. */
+ * one. The K-quants' (matmul_kquant_avx2.c) are vpmaddubsw in both. The
+ * ten formats of ABI 1.1 take the reference integer vec_dots (plugins/cpu/ref,
+ * REF_MATMUL_Q8), one line each, until AVX2 kernels replace them. */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -45,6 +47,16 @@
 		.matmul[GLLMK_Q4_K] = AVX2_MATMUL(Q8_K, avx2, q4_K),                            \
 		.matmul[GLLMK_Q5_K] = AVX2_MATMUL(Q8_K, avx2, q5_K),                            \
 		.matmul[GLLMK_Q6_K] = AVX2_MATMUL(Q8_K, avx2, q6_K),                            \
+		.matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs),                          \
+		.matmul[GLLMK_IQ2_XS] = REF_MATMUL_Q8(Q8_K, iq2_xs),                            \
+		.matmul[GLLMK_IQ2_S] = REF_MATMUL_Q8(Q8_K, iq2_s),                              \
+		.matmul[GLLMK_IQ3_XXS] = REF_MATMUL_Q8(Q8_K, iq3_xxs),                          \
+		.matmul[GLLMK_IQ3_S] = REF_MATMUL_Q8(Q8_K, iq3_s),                              \
+		.matmul[GLLMK_IQ1_S] = REF_MATMUL_Q8(Q8_K, iq1_s),                              \
+		.matmul[GLLMK_IQ1_M] = REF_MATMUL_Q8(Q8_K, iq1_m),                              \
+		.matmul[GLLMK_TQ1_0] = REF_MATMUL_Q8(Q8_K, tq1_0),                              \
+		.matmul[GLLMK_TQ2_0] = REF_MATMUL_Q8(Q8_K, tq2_0),                              \
+		.matmul[GLLMK_MXFP4] = REF_MATMUL_Q8(Q8_0, mxfp4),                              \
 		.mr = AVX2_SGEMM_MR,                                                            \
 		.nr = AVX2_SGEMM_NR,                                                            \
 		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \

@@ -2,6 +2,9 @@
  * AVX-512 row kernels over them, then this plugin's own. Two tables that
  * differ only in the integer dots: avx512_vnni_kernels (vpdpbusd) for CPUs
  * with AVX512_VNNI, avx512_kernels (vpmaddubsw) for the others, Skylake-X.
+ * The ten formats of ABI 1.1 take the reference integer vec_dots
+ * (plugins/cpu/ref, REF_MATMUL_Q8), one line each, until AVX-512 kernels
+ * replace them.
  * Data only: this file is built without ISA flags.
  */
 #include "cpu_kernels.h"
@@ -50,6 +53,16 @@
 		.matmul[GLLMK_Q2_K] = AVX512_KQ_MATMUL(dots, q2_K),                        \
 		.matmul[GLLMK_Q3_K] = AVX512_KQ_MATMUL(dots, q3_K),                        \
 		.matmul[GLLMK_Q5_K] = AVX512_KQ_MATMUL(dots, q5_K),                        \
+		.matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs),                     \
+		.matmul[GLLMK_IQ2_XS] = REF_MATMUL_Q8(Q8_K, iq2_xs),                       \
+		.matmul[GLLMK_IQ2_S] = REF_MATMUL_Q8(Q8_K, iq2_s),                         \
+		.matmul[GLLMK_IQ3_XXS] = REF_MATMUL_Q8(Q8_K, iq3_xxs),                     \
+		.matmul[GLLMK_IQ3_S] = REF_MATMUL_Q8(Q8_K, iq3_s),                         \
+		.matmul[GLLMK_IQ1_S] = REF_MATMUL_Q8(Q8_K, iq1_s),                         \
+		.matmul[GLLMK_IQ1_M] = REF_MATMUL_Q8(Q8_K, iq1_m),                         \
+		.matmul[GLLMK_TQ1_0] = REF_MATMUL_Q8(Q8_K, tq1_0),                         \
+		.matmul[GLLMK_TQ2_0] = REF_MATMUL_Q8(Q8_K, tq2_0),                         \
+		.matmul[GLLMK_MXFP4] = REF_MATMUL_Q8(Q8_0, mxfp4),                         \
 		.mr = AVX512_SGEMM_MR,                                                     \
 		.nr = AVX512_SGEMM_NR,                                                     \
 		.sgemm_ukernel = avx512_sgemm_ukernel,                                     \

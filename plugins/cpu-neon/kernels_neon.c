@@ -2,7 +2,8 @@
  * AdvSIMD ones (a later designated initialiser wins; -Wno-override-init).
  * Two tables that differ only in the integer dot of the quantized matmul:
  * plain AdvSIMD (any AArch64 CPU) and the dot-product extension's sdot;
- * open picks one by HWCAP. */
+ * open picks one by HWCAP. The ten formats of ABI 1.1 take the reference
+ * integer vec_dots (plugins/cpu/ref, REF_MATMUL_Q8), one line each. */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -40,6 +41,16 @@
 		.matmul[GLLMK_Q5_K] = NEON_MATMUL(Q8_K, dot, q5_K),                             \
 		.matmul[GLLMK_Q6_K] = NEON_MATMUL(Q8_K, dot, q6_K),                             \
 		.matmul[GLLMK_IQ4_XS] = NEON_MATMUL(Q8_K, dot, iq4_xs),                         \
+		.matmul[GLLMK_IQ2_XXS] = REF_MATMUL_Q8(Q8_K, iq2_xxs),                          \
+		.matmul[GLLMK_IQ2_XS] = REF_MATMUL_Q8(Q8_K, iq2_xs),                            \
+		.matmul[GLLMK_IQ2_S] = REF_MATMUL_Q8(Q8_K, iq2_s),                              \
+		.matmul[GLLMK_IQ3_XXS] = REF_MATMUL_Q8(Q8_K, iq3_xxs),                          \
+		.matmul[GLLMK_IQ3_S] = REF_MATMUL_Q8(Q8_K, iq3_s),                              \
+		.matmul[GLLMK_IQ1_S] = REF_MATMUL_Q8(Q8_K, iq1_s),                              \
+		.matmul[GLLMK_IQ1_M] = REF_MATMUL_Q8(Q8_K, iq1_m),                              \
+		.matmul[GLLMK_TQ1_0] = REF_MATMUL_Q8(Q8_K, tq1_0),                              \
+		.matmul[GLLMK_TQ2_0] = REF_MATMUL_Q8(Q8_K, tq2_0),                              \
+		.matmul[GLLMK_MXFP4] = REF_MATMUL_Q8(Q8_0, mxfp4),                              \
 		.mr = NEON_SGEMM_MR,                                                            \
 		.nr = NEON_SGEMM_NR,                                                            \
 		.sgemm_ukernel = neon_sgemm_ukernel,                                            \

@@ -217,18 +217,14 @@ static inline void k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
 
 /* Elements and bytes per block of a dtype (1 element for the plain types);
  * 0 for a value that is not a dtype. The plugins' own copy of the core's
- * table, so that they need nothing from libgllmk. */
+ * table, built from the same list (abi/gllmk_dtypes.def), so that they need
+ * nothing from libgllmk. */
 static inline int64_t cpu_block_elems(int32_t t)
 {
 	switch (t) {
-	case GLLMK_F32: case GLLMK_F16: case GLLMK_BF16: case GLLMK_I32:
-		return 1;
-	case GLLMK_Q4_0: case GLLMK_Q4_1: case GLLMK_Q5_0: case GLLMK_Q5_1:
-	case GLLMK_Q8_0: case GLLMK_IQ4_NL:
-		return 32;
-	case GLLMK_Q2_K: case GLLMK_Q3_K: case GLLMK_Q4_K: case GLLMK_Q5_K:
-	case GLLMK_Q6_K: case GLLMK_Q8_K: case GLLMK_IQ4_XS:
-		return QK_K;
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) case e: return elems;
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 	}
 	return 0;
 }
@@ -236,21 +232,9 @@ static inline int64_t cpu_block_elems(int32_t t)
 static inline int64_t cpu_block_bytes(int32_t t)
 {
 	switch (t) {
-	case GLLMK_F32: case GLLMK_I32: return 4;
-	case GLLMK_F16: case GLLMK_BF16: return 2;
-	case GLLMK_Q4_0: return sizeof(struct block_q4_0);
-	case GLLMK_Q4_1: return sizeof(struct block_q4_1);
-	case GLLMK_Q5_0: return sizeof(struct block_q5_0);
-	case GLLMK_Q5_1: return sizeof(struct block_q5_1);
-	case GLLMK_Q8_0: return sizeof(struct block_q8_0);
-	case GLLMK_Q2_K: return sizeof(struct block_q2_K);
-	case GLLMK_Q3_K: return sizeof(struct block_q3_K);
-	case GLLMK_Q4_K: return sizeof(struct block_q4_K);
-	case GLLMK_Q5_K: return sizeof(struct block_q5_K);
-	case GLLMK_Q6_K: return sizeof(struct block_q6_K);
-	case GLLMK_Q8_K: return sizeof(struct block_q8_K);
-	case GLLMK_IQ4_NL: return sizeof(struct block_iq4_nl);
-	case GLLMK_IQ4_XS: return sizeof(struct block_iq4_xs);
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) case e: return bytes;
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 	}
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "ocl_plugin.h"
+#include "ocl_dtypes.h"
 
 /* Decode-shaped calls (few rows x heads) over long KV split each (row,
  * head)'s tokens over up to OCL_ATTN_MAX_SPLITS work-items, at least
@@ -27,21 +27,8 @@ struct attn_call {
 	int64_t max_kv_len; /* over the sequences */
 };
 
-static enum ocl_kernel_id attention_kernel(int32_t dtype)
-{
-	switch (dtype) {
-	case GLLMK_F16:
-		return OCLK_attention_f16;
-	case GLLMK_BF16:
-		return OCLK_attention_bf16;
-	case GLLMK_Q8_0:
-		return OCLK_attention_q8_0;
-	case GLLMK_Q4_0:
-		return OCLK_attention_q4_0;
-	default:
-		return OCLK_attention_f32;
-	}
-}
+#define ATTENTION_SLOT(dt, name) [dt] = OCLK_attention_##name,
+static const enum ocl_kernel_id attention_kernels[GLLMK_DTYPE_LIMIT] = { OCL_KV_DTYPES(ATTENTION_SLOT) };
 
 static gllmk_status check_table(struct ocl_state *s, const char *fn, ocl_t table, int64_t pages, int64_t nblk)
 {
@@ -181,7 +168,7 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 	int64_t n_head_log2 = (int64_t)1 << (int)floor(log2((double)hq));
 	float m0 = powf(2.0f, -a->p.max_bias / (float)n_head_log2);
 	float m1 = powf(2.0f, -(a->p.max_bias / 2.0f) / (float)n_head_log2);
-	struct ocl_args args = ocl_args(s, attention_kernel(k->dtype));
+	struct ocl_args args = ocl_args(s, attention_kernels[k->dtype]);
 	int64_t splits = attention_splits(rows * hq, a->max_kv_len);
 	cl_mem part = NULL; /* the splits' partial records; released below, kept by OpenCL until done */
 	gllmk_status rc;

@@ -3,23 +3,10 @@
  * slot is GLLMK_E_BOUNDS from the call itself and nothing is enqueued. */
 #include <stdlib.h>
 
-#include "ocl_plugin.h"
+#include "ocl_dtypes.h"
 
-static enum ocl_kernel_id kv_store_kernel(gllmk_dtype dt)
-{
-	switch (dt) {
-	case GLLMK_F16:
-		return OCLK_kv_store_f16;
-	case GLLMK_BF16:
-		return OCLK_kv_store_bf16;
-	case GLLMK_Q8_0:
-		return OCLK_kv_store_q8_0;
-	case GLLMK_Q4_0:
-		return OCLK_kv_store_q4_0;
-	default:
-		return OCLK_kv_store_f32;
-	}
-}
+#define KV_STORE_SLOT(dt, name) [dt] = OCLK_kv_store_##name,
+static const enum ocl_kernel_id kv_store_kernels[GLLMK_DTYPE_LIMIT] = { OCL_KV_DTYPES(KV_STORE_SLOT) };
 
 /* Slots in [-1, cap). */
 static gllmk_status check_slots(struct ocl_state *s, ocl_t slots, int64_t n, int64_t cap)
@@ -45,10 +32,9 @@ gllmk_status ocl_kv_store(void *st, ocl_t cache, ocl_t x, ocl_t slots)
 {
 	struct ocl_state *s = st;
 	int paged = cache->ndim == 4;
-	int block = cache->dtype == GLLMK_Q8_0 || cache->dtype == GLLMK_Q4_0;
 	int64_t tokens = x->shape[0], heads = x->shape[1], cap = cache->shape[0] * (paged ? cache->shape[1] : 1);
-	int64_t units = block ? x->shape[2] / 32 : x->shape[2], total = tokens * heads * units;
-	struct ocl_args args = ocl_args(s, kv_store_kernel(cache->dtype));
+	int64_t units = x->shape[2] / ocl_decode_step(cache->dtype), total = tokens * heads * units;
+	struct ocl_args args = ocl_args(s, kv_store_kernels[cache->dtype]);
 	gllmk_status rc = check_slots(s, slots, tokens, cap);
 
 	if (rc != GLLMK_OK)

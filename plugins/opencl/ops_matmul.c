@@ -1,14 +1,14 @@
 /* matmul (any weight dtype, decoded in registers), gemm (f32 sgemm),
  * matmul_id (the matvec kernel with the expert chosen on the device) and
  * matmul_batched (matmul's kernels with the batch as the outer index). */
-#include "ocl_wtypes.h"
+#include "ocl_dtypes.h"
 
 #define MATMUL_SLOT(dt, name) [dt] = OCLK_matmul_##name,
 #define MATVEC_SLOT(dt, name) [dt] = OCLK_matvec_##name,
-static const enum ocl_kernel_id matmul_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATMUL_SLOT) };
-static const enum ocl_kernel_id matvec_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATVEC_SLOT) };
+static const enum ocl_kernel_id matmul_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATMUL_SLOT) };
+static const enum ocl_kernel_id matvec_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATVEC_SLOT) };
 #define MATVEC_ID_SLOT(dt, name) [dt] = OCLK_matvec_id_##name,
-static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(MATVEC_ID_SLOT) };
+static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATVEC_ID_SLOT) };
 
 /* MT in kernels/opencl/matmul.cl: rows of x per work-item. Below 4 rows
  * the matvec variant (one row per item) wastes no work on absent rows. */

@@ -3,12 +3,12 @@
  * GLLMK_E_BOUNDS from the call itself, naming the position. */
 #include <stdlib.h>
 
-#include "ocl_wtypes.h"
+#include "ocl_dtypes.h"
 
 #define DEQUANT_SLOT(dt, name) [dt] = OCLK_dequant_##name,
 #define GET_ROWS_SLOT(dt, name) [dt] = OCLK_get_rows_##name,
-static const enum ocl_kernel_id dequant_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(DEQUANT_SLOT) };
-static const enum ocl_kernel_id get_rows_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WTYPES(GET_ROWS_SLOT) };
+static const enum ocl_kernel_id dequant_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(DEQUANT_SLOT) };
+static const enum ocl_kernel_id get_rows_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(GET_ROWS_SLOT) };
 
 /* y (f32 or the quantized output) from x, row by row: n elements per row,
  * `step` of them per work-item. */

@@ -5,7 +5,8 @@
  *
  * The core must read its 1.0 table (size, minor 0), run the slots it has,
  * and answer the slots it lacks (NULL, or past its table) with
- * GLLMK_E_UNSUPPORTED. Prints one line per check; exit 1 if any failed. */
+ * GLLMK_E_UNSUPPORTED, and never hand it a dtype of ABI 1.1 (UNSUPPORTED
+ * naming the dtype). Prints one line per check; exit 1 if any failed. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,6 +175,58 @@ static void check_new_ops(gllmk_context *ctx)
 	gllmk_buffer_free(a.buf);
 }
 
+/* The dtypes of ABI 1.1 (SINCE_MINOR 1 in abi/gllmk_dtypes.def) never
+ * reach the 1.0 plugin: matmul, dequantize and get_rows (1.0 ops) given
+ * one answer GLLMK_E_UNSUPPORTED naming the dtype, every other argument
+ * being valid. */
+static const struct {
+	gllmk_dtype dt;
+	const char *name;
+	int since_minor;
+} def_rows[] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) { e, #name, minor },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
+
+static void check_new_dtype(gllmk_status st, const char *op, const char *dtype)
+{
+	char what[128];
+	const char *msg = gllmk_last_error();
+
+	snprintf(what, sizeof(what), "%s of %s (a dtype of ABI 1.1)", op, dtype);
+	check_status(st, GLLMK_E_UNSUPPORTED, what);
+	snprintf(what, sizeof(what), "%s of %s: the message names the dtype", op, dtype);
+	check(st == GLLMK_OK || strstr(msg, dtype) != NULL, what, msg);
+}
+
+static void check_new_dtypes(gllmk_context *ctx)
+{
+	static unsigned char zeros[1 << 14];
+	struct arena a = { NULL, 0 };
+	int n_new = 0;
+
+	check_status(gllmk_buffer_alloc(ctx, sizeof(zeros), &a.buf), GLLMK_OK, "buffer_alloc for the 1.1 dtypes");
+	if (!a.buf)
+		return;
+	check_status(gllmk_buffer_write(a.buf, 0, zeros, sizeof(zeros)), GLLMK_OK, "buffer_write zeros");
+	for (size_t i = 0; i < sizeof(def_rows) / sizeof(def_rows[0]); i++) {
+		if (def_rows[i].since_minor < 1)
+			continue;
+		a.used = 0;
+		gllmk_tensor w = T(def_rows[i].dt, 4, 256), x = T(GLLMK_F32, 2, 256), y = T(GLLMK_F32, 2, 4);
+		gllmk_tensor yd = T(GLLMK_F32, 4, 256), ids = T(GLLMK_I32, 2), yr = T(GLLMK_F32, 2, 256);
+
+		check_new_dtype(gllmk_matmul(ctx, &y, &x, &w, NULL), "matmul", def_rows[i].name);
+		check_new_dtype(gllmk_dequantize(ctx, &yd, &w), "dequantize", def_rows[i].name);
+		check_new_dtype(gllmk_get_rows(ctx, &yr, &w, &ids), "get_rows", def_rows[i].name);
+		check(a.used <= sizeof(zeros), "the tensors fit their buffer", def_rows[i].name);
+		n_new++;
+	}
+	check(n_new == 10, "the .def lists the ten dtypes of ABI 1.1", NULL);
+	gllmk_buffer_free(a.buf);
+}
+
 int main(int argc, char **argv)
 {
 	gllmk_options opts = {
@@ -198,6 +251,7 @@ int main(int argc, char **argv)
 		check_report(ctx);
 		check_ops(ctx);
 		check_new_ops(ctx);
+		check_new_dtypes(ctx);
 		gllmk_close(ctx);
 	}
 	printf("%s\n", failures ? "FAILED" : "PASSED");

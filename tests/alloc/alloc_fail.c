@@ -22,7 +22,14 @@
  * the return address): allocations libc makes on gllmk's behalf (strdup,
  * fopen, dlopen, pthread_create) are not failed.
  *
- *   alloc_fail --plugin NAME --plugin-dir DIR
+ * --device LAYER (the Vulkan plugin): the same sweep over device memory
+ * instead. LAYER is tests/alloc/vk_fault_layer.c's library, which the
+ * Vulkan loader inserts (VK_LAYER_PATH, VK_INSTANCE_LAYERS): the n-th
+ * vkAllocateMemory of each context's device answers
+ * VK_ERROR_OUT_OF_DEVICE_MEMORY; every call must return GLLMK_OK or
+ * GLLMK_E_NO_MEMORY, and no device memory may be left after gllmk_close.
+ *
+ *   alloc_fail --plugin NAME --plugin-dir DIR [--device LAYER]
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -262,8 +269,59 @@ out:
 	gllmk_close(ctx);
 }
 
+/* --device: the fault layer, held open so its counters outlive each
+ * context's instance (the loader unloads the layer with it). */
+static int (*layer_injected)(void);
+static long (*layer_live)(void);
+
+static int open_fault_layer(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+
+	if (h) {
+		layer_injected = (int (*)(void))dlsym(h, "vk_fault_injected");
+		layer_live = (long (*)(void))dlsym(h, "vk_fault_live");
+	}
+	if (!layer_injected || !layer_live) {
+		fprintf(stderr, "alloc_fail: cannot use the fault layer %s: %s\n", path, dlerror());
+		return 0;
+	}
+	return 1;
+}
+
+/* The sweep over device memory: n-th vkAllocateMemory fails. */
+static int device_sweep(void)
+{
+	char at[32];
+	long n;
+
+	for (n = 1;; n++) {
+		snprintf(at, sizeof(at), "%ld", n);
+		fail_at = n; /* for the messages; the host allocator stays unarmed */
+		setenv("GLLMK_VK_FAIL_AT", at, 1);
+		sequence();
+		if (layer_live()) {
+			fprintf(stderr, "alloc_fail: n=%ld: %ld device allocation(s) still live after gllmk_close\n", n,
+				layer_live());
+			bad = 1;
+		}
+		if (!layer_injected())
+			break;
+	}
+	if (n == 1) {
+		fprintf(stderr, "alloc_fail: no vkAllocateMemory went through the fault layer: was it inserted "
+				"(VK_LAYER_PATH, VK_INSTANCE_LAYERS)?\n");
+		bad = 1;
+	}
+	printf("alloc_fail: %s: %ld device allocation points swept (vkAllocateMemory): %d sequences stopped at "
+	       "GLLMK_E_NO_MEMORY, %d completed anyway; %s\n",
+	       plugin, n - 1, n_no_memory, n_completed - 2, bad ? "FAILED" : "ok");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	const char *layer = NULL;
 	long n;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -271,7 +329,11 @@ int main(int argc, char **argv)
 			plugin = argv[i + 1];
 		else if (!strcmp(argv[i], "--plugin-dir"))
 			plugin_dir = argv[i + 1];
+		else if (!strcmp(argv[i], "--device"))
+			layer = argv[i + 1];
 	}
+	if (layer && !open_fault_layer(layer))
+		return 1;
 	/* Once without failures: what the library keeps for the process (the
 	 * loaded plugin's record) is made here, and the sequence must work. */
 	sequence();
@@ -279,6 +341,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "alloc_fail: the sequence fails without any injected failure\n");
 		return 1;
 	}
+	if (layer)
+		return device_sweep();
 	for (n = 1;; n++) {
 		fail_at = n;
 		atomic_store(&failed_one, 0);

@@ -564,3 +564,89 @@ int conf_coverage_report(FILE *out)
 	}
 	return covered;
 }
+
+/* ------------------------------------------------------ per-dtype tests */
+
+/* Every row of abi/gllmk_dtypes.def, in its order. */
+static const struct {
+	gllmk_dtype dt;
+	const char *name;
+	int weight;
+} def_rows[] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) { e, #name, weight },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
+#define DEF_ROWS (sizeof(def_rows) / sizeof(def_rows[0]))
+
+int conf_weight_dtype(gllmk_dtype dt)
+{
+	for (size_t i = 0; i < DEF_ROWS; i++)
+		if (def_rows[i].dt == dt)
+			return def_rows[i].weight;
+	return 0;
+}
+
+/* One expanded test: its run() and dtype, its name's storage. */
+struct dtype_case {
+	void (*run)(gllmk_dtype dt);
+	gllmk_dtype dt;
+	char name[64];
+};
+
+void conf_dtype_tests_entry(void **state)
+{
+	const struct dtype_case *c = *state;
+
+	c->run(c->dt);
+}
+
+/* The tests one entry stands for, written from `out` on (NULL: counted only). */
+static size_t expand_entry(const struct CMUnitTest *entry, struct CMUnitTest *out)
+{
+	const struct conf_dtype_tests *d = entry->initial_state;
+	size_t n = 0;
+
+	for (size_t i = 0; i < DEF_ROWS; i++) {
+		if (!d->keep(def_rows[i].dt))
+			continue;
+		if (out) {
+			struct dtype_case *c = conf_xmalloc(sizeof(*c));
+
+			c->run = d->run;
+			c->dt = def_rows[i].dt;
+			snprintf(c->name, sizeof(c->name), "%s_%s", d->prefix, def_rows[i].name);
+			out[n] = (struct CMUnitTest){ .name = c->name, .test_func = conf_dtype_tests_entry,
+						      .initial_state = c };
+		}
+		n++;
+	}
+	return n;
+}
+
+struct CMUnitTest *conf_expand_dtype_tests(const struct CMUnitTest *tests, size_t n, size_t *count)
+{
+	size_t total = 0, at = 0;
+	struct CMUnitTest *out;
+
+	for (size_t i = 0; i < n; i++)
+		total += tests[i].test_func == conf_dtype_tests_entry ? expand_entry(&tests[i], NULL) : 1;
+	out = conf_xmalloc((total ? total : 1) * sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		if (tests[i].test_func == conf_dtype_tests_entry)
+			at += expand_entry(&tests[i], out + at);
+		else
+			out[at++] = tests[i];
+	}
+	*count = total;
+	return out;
+}
+
+void conf_free_expanded_tests(struct CMUnitTest *tests, size_t count)
+{
+	/* every entry left with this function is an expanded one */
+	for (size_t i = 0; i < count; i++)
+		if (tests[i].test_func == conf_dtype_tests_entry)
+			free(tests[i].initial_state);
+	free(tests);
+}

@@ -99,6 +99,32 @@ extern const size_t conf_lengths_count;
 void conf_begin(const char *op);
 void conf_covered(const char *op);
 
+/* ------------------------------------------------------ per-dtype tests */
+
+/* The dtypes of abi/gllmk_dtypes.def, its one list: a test file never
+ * lists dtypes itself. A group entry
+ *   CONF_DTYPE_TESTS("matmul", matmul_dtype, conf_weight_dtype)
+ * becomes, at run time (main.c), one cmocka test per dtype that keep()
+ * accepts, in the .def's order, named <prefix>_<dtype name> (matmul_q4_K)
+ * and calling run(dtype). */
+struct conf_dtype_tests {
+	const char *prefix;
+	void (*run)(gllmk_dtype dt);
+	int (*keep)(gllmk_dtype dt);
+};
+/* The entry's test function: main.c expands the entry instead of running it. */
+void conf_dtype_tests_entry(void **state);
+#define CONF_DTYPE_TESTS(prefix_, run_, keep_)                                                    \
+	{ .name = prefix_, .test_func = conf_dtype_tests_entry,                                   \
+	  .initial_state = (void *)&(const struct conf_dtype_tests){ prefix_, run_, keep_ } }
+/* Expands the group's CONF_DTYPE_TESTS entries: a fresh array (count in
+ * *count) to free with conf_free_expanded_tests. */
+struct CMUnitTest *conf_expand_dtype_tests(const struct CMUnitTest *tests, size_t n, size_t *count);
+void conf_free_expanded_tests(struct CMUnitTest *tests, size_t count);
+/* A keep() for CONF_DTYPE_TESTS: the .def's weight dtypes (WEIGHT 1:
+ * matmul's w, dequantize's x, get_rows' table). */
+int conf_weight_dtype(gllmk_dtype dt);
+
 /* Each test file: `CONF_GROUP(elementwise) = { cmocka_unit_test(...), ... };`
  * and an entry in main.c's group list. */
 #define CONF_GROUP(group)                                              \

@@ -252,10 +252,11 @@ static void add_timing(struct CMUnitTest *tests, size_t count)
 	}
 }
 
+/* Every group's tests, CONF_DTYPE_TESTS entries expanded (one per dtype). */
 static struct CMUnitTest *all_tests(size_t *count)
 {
 	size_t n = 0, at = 0;
-	struct CMUnitTest *tests;
+	struct CMUnitTest *tests, *expanded;
 
 	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
 		n += *groups[g].count;
@@ -268,8 +269,9 @@ static struct CMUnitTest *all_tests(size_t *count)
 		memcpy(tests + at, groups[g].tests, *groups[g].count * sizeof(*tests));
 		at += *groups[g].count;
 	}
-	*count = n;
-	return tests;
+	expanded = conf_expand_dtype_tests(tests, n, count);
+	free(tests);
+	return expanded;
 }
 
 int main(int argc, char **argv)
@@ -295,7 +297,7 @@ int main(int argc, char **argv)
 		add_timing(tests, count);
 	snprintf(group_name, sizeof(group_name), "conformance %s", a.plugin);
 	failed = _cmocka_run_group_tests(group_name, tests, count, NULL, NULL);
-	free(tests);
+	conf_free_expanded_tests(tests, count);
 
 	fflush(stderr);
 	covered = conf_coverage_report(stdout);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "conf_extra.h"
+#include "quant_grids.h"
 #include "ref_half.h"
 #include "ref_quant.h"
 
@@ -288,41 +289,285 @@ static void dec_iq4_xs(const uint8_t *b, double *y)
 	}
 }
 
+/* ------------------------------------------------ the formats of ABI 1.1
+ *
+ * The codebooks are format data (kernels/quant_grids.h, SPEC/QUANT.md):
+ * a grid entry's element j is byte j of its words, low word first. The
+ * sign bytes and E2M1 values are computed here from their definitions. */
+
+static const uint32_t iq2xxs_words[][2] = {
+#define PAIR(lo, hi) { lo, hi }
+	GLLMK_IQ2XXS_GRID(PAIR)
+};
+static const uint32_t iq2xs_words[][2] = { GLLMK_IQ2XS_GRID(PAIR) };
+static const uint32_t iq2s_words[][2] = { GLLMK_IQ2S_GRID(PAIR) };
+static const uint32_t iq1s_words[][2] = { GLLMK_IQ1S_GRID(PAIR) };
+#undef PAIR
+#define WORD(v) v
+static const uint32_t iq3xxs_words[] = { GLLMK_IQ3XXS_GRID(WORD) };
+static const uint32_t iq3s_words[] = { GLLMK_IQ3S_GRID(WORD) };
+#undef WORD
+
+/* Element j (0..7) of an 8-byte grid entry, unsigned. */
+static int grid8(const uint32_t (*grid)[2], int idx, int j)
+{
+	return (grid[idx][j / 4] >> (8 * (j % 4))) & 0xff;
+}
+
+/* Element j (0..3) of a 4-byte grid entry. */
+static int grid4(const uint32_t *grid, int idx, int j)
+{
+	return (grid[idx] >> (8 * j)) & 0xff;
+}
+
+/* iq1s grid values are int8 in {-1, 0, 1}. */
+static int grid_iq1s(int idx, int j)
+{
+	return (int8_t)grid8(iq1s_words, idx, j);
+}
+
+/* −1 or 1 for bit j of a sign byte. */
+static int sign_bit(int byte, int j)
+{
+	return (byte >> j) & 1 ? -1 : 1;
+}
+
+/* The sign byte of a 7-bit sign index: the 7 bits, and bit 7 set when
+ * they have an odd count of ones (an even count of minus signs). */
+static int sign_byte(int idx)
+{
+	int ones = 0;
+
+	for (int b = 0; b < 7; b++)
+		ones += (idx >> b) & 1;
+	return idx | (ones & 1) << 7;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* iq2_xxs (66 bytes): f16 d, then per 32 elements 8 bytes: 4 grid indices
+ * (one per 8 elements), a u32 of four 7-bit sign indices (bits 7l) and a
+ * 4-bit scale s (bits 28..31); x = d·(0.5 + s)/4 · grid · sign. */
+static void dec_iq2_xxs(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		const uint8_t *q = b + 2 + 8 * (i / 32);
+		uint32_t aux = rd32(q + 4);
+		int l = i % 32 / 8, j = i % 8;
+
+		y[i] = d * (0.5 + (aux >> 28)) / 4 * grid8(iq2xxs_words, q[l], j) *
+		       sign_bit(sign_byte((aux >> (7 * l)) & 127), j);
+	}
+}
+
+/* iq2_xs (74 bytes): f16 d, u16 qs[32] (9-bit grid index, 7-bit sign
+ * index per 8 elements), u8 scales[8] (4 bits per 16 elements);
+ * x = d·(0.5 + s)/4 · grid · sign. */
+static void dec_iq2_xs(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		int v = rd16(b + 2 + 2 * (i / 8)), s = (b[66 + i / 32] >> (4 * (i % 32 / 16))) & 0xf;
+
+		y[i] = d * (0.5 + s) / 4 * grid8(iq2xs_words, v & 511, i % 8) * sign_bit(sign_byte(v >> 9), i % 8);
+	}
+}
+
+/* iq2_s (82 bytes): f16 d, u8 qs[32] (low 8 bits of the grid index per 8
+ * elements), u8 signs[32] (a sign byte per 8), u8 qh[8] (2 high index
+ * bits per 8: bits 2l of qh[i/32]), u8 scales[8] as iq2_xs. */
+static void dec_iq2_s(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		int g = i / 8, l = i % 32 / 8, s = (b[74 + i / 32] >> (4 * (i % 32 / 16))) & 0xf;
+		int idx = b[2 + g] | ((b[66 + i / 32] >> (2 * l)) & 3) << 8;
+
+		y[i] = d * (0.5 + s) / 4 * grid8(iq2s_words, idx, i % 8) * sign_bit(b[34 + g], i % 8);
+	}
+}
+
+/* iq3_xxs (98 bytes): f16 d, u8 qs[64] (a grid index per 4 elements),
+ * then per 32 elements a u32 as iq2_xxs's; x = d·(0.5 + s)/2 · grid · sign. */
+static void dec_iq3_xxs(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		uint32_t aux = rd32(b + 66 + 4 * (i / 32));
+		int l = i % 32 / 8;
+
+		y[i] = d * (0.5 + (aux >> 28)) / 2 * grid4(iq3xxs_words, b[2 + i / 4], i % 4) *
+		       sign_bit(sign_byte((aux >> (7 * l)) & 127), i % 8);
+	}
+}
+
+/* iq3_s (110 bytes): f16 d, u8 qs[64] (low 8 bits of a grid index per 4
+ * elements), u8 qh[8] (the 9th bits: bit k of qh[i/32] for the k-th 4 of
+ * the 32), u8 signs[32] (a sign byte per 8), u8 scales[4] (4 bits per 32);
+ * x = d·(1 + 2s) · grid · sign. */
+static void dec_iq3_s(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		int ib = i / 32, k = i % 32 / 4, s = (b[106 + ib / 2] >> (4 * (ib % 2))) & 0xf;
+		int idx = b[2 + i / 4] | ((b[66 + ib] >> k) & 1) << 8;
+
+		y[i] = d * (1 + 2 * s) * grid4(iq3s_words, idx, i % 4) * sign_bit(b[74 + i / 8], i % 8);
+	}
+}
+
+/* iq1_s (50 bytes): f16 d, u8 qs[32] (low 8 bits of an 11-bit grid index
+ * per 8 elements), u16 qh[8] per 32: bits 3l..3l+2 the index's high bits,
+ * 12..14 the scale s, 15 the sign of the offset; x = d·(2s + 1)·(g ± 1/8). */
+static void dec_iq1_s(const uint8_t *b, double *y)
+{
+	double d = rdf16(b);
+
+	for (int i = 0; i < 256; i++) {
+		int h = rd16(b + 34 + 2 * (i / 32)), l = i % 32 / 8;
+		int idx = b[2 + i / 8] | ((h >> (3 * l)) & 7) << 8;
+		double delta = h & 0x8000 ? -GLLMK_IQ1_DELTA : GLLMK_IQ1_DELTA;
+
+		y[i] = d * (2 * ((h >> 12) & 7) + 1) * (grid_iq1s(idx, i % 8) + delta);
+	}
+}
+
+/* iq1_m (56 bytes): u8 qs[32] (low index bits as iq1_s), u8 qh[16] (a
+ * nibble per 8 elements: 3 high index bits, then the offset's sign), u8
+ * scales[8] read as four u16: 3-bit scales per 16 elements (bits 6·(ib%2)
+ * + 3·half of u16 ib/2), and the f16 d made of the four top nibbles. */
+static void dec_iq1_m(const uint8_t *b, double *y)
+{
+	int sc[4];
+
+	for (int k = 0; k < 4; k++)
+		sc[k] = rd16(b + 48 + 2 * k);
+
+	double d = f16_value((uint16_t)(sc[0] >> 12 | (sc[1] >> 12) << 4 | (sc[2] >> 12) << 8 | (sc[3] >> 12) << 12));
+
+	for (int i = 0; i < 256; i++) {
+		int ib = i / 32, half = i % 32 / 16, g = i / 8;
+		int nib = (b[32 + g / 2] >> (4 * (g % 2))) & 0xf;
+		int s = (sc[ib / 2] >> (6 * (ib % 2) + 3 * half)) & 7;
+		double delta = nib & 8 ? -GLLMK_IQ1_DELTA : GLLMK_IQ1_DELTA;
+
+		y[i] = d * (2 * s + 1) * (grid_iq1s(b[g] | (nib & 7) << 8, i % 8) + delta);
+	}
+}
+
+/* Trit n (0 first, the most significant) of a tq1_0 byte: the byte is
+ * 256ths of 3^5, so its trits are those of floor(byte·243/256) in base 3. */
+static int trit(int byte, int n)
+{
+	int v = byte * 243 / 256;
+
+	for (int k = n; k < 4; k++)
+		v /= 3;
+	return v % 3;
+}
+
+/* tq1_0 (54 bytes): u8 qs[48], u8 qh[4], f16 d. Elements 0..159: trit
+ * e/32 of qs[e%32]; 160..239: trit (e−160)/16 of qs[32 + (e−160)%16];
+ * 240..255: trit (e−240)/4 of qh[(e−240)%4]; x = d·(trit − 1). */
+static void dec_tq1_0(const uint8_t *b, double *y)
+{
+	double d = rdf16(b + 52);
+
+	for (int i = 0; i < 256; i++) {
+		int t = i < 160 ? trit(b[i % 32], i / 32)
+			: i < 240 ? trit(b[32 + (i - 160) % 16], (i - 160) / 16)
+				  : trit(b[48 + (i - 240) % 4], (i - 240) / 4);
+
+		y[i] = d * (t - 1);
+	}
+}
+
+/* tq2_0 (66 bytes): u8 qs[64], f16 d; element i is bits 2·((i%128)/32)
+ * of qs[32·(i/128) + i%32]; x = d·(q − 1). */
+static void dec_tq2_0(const uint8_t *b, double *y)
+{
+	double d = rdf16(b + 64);
+
+	for (int i = 0; i < 256; i++)
+		y[i] = d * (((b[32 * (i / 128) + i % 32] >> (2 * (i % 128 / 32))) & 3) - 1);
+}
+
+/* An E2M1 code: sign bit 3, exponent bits 1..2 (bias 1), mantissa bit 0. */
+static double e2m1(int c)
+{
+	int e = (c >> 1) & 3, m = c & 1;
+	double mag = e ? ldexp(1.0 + 0.5 * m, e - 1) : 0.5 * m;
+
+	return c & 8 ? -mag : mag;
+}
+
+/* mxfp4 (17 bytes): u8 e (E8M0), u8 qs[16] in q4_0's nibble order;
+ * x = E2M1(q)·2^(e − 127). */
+static void dec_mxfp4(const uint8_t *b, double *y)
+{
+	for (int i = 0; i < 32; i++)
+		y[i] = ldexp(e2m1(nibble(b + 1, i)), b[0] - 127);
+}
+
 /* ------------------------------------------------------------- the table */
 
 struct ref_format {
-	const char *name;
-	int64_t elems, bytes;
 	void (*decode)(const uint8_t *block, double *y);
 	/* f16 scale fields a random block must keep finite and moderate */
 	uint8_t n_scales;
 	uint8_t scale_at[2];
 };
 
+/* The decoders; names, block sizes and the weight flag come from
+ * abi/gllmk_dtypes.def (dtype_facts). */
 static const struct ref_format formats[GLLMK_DTYPE_LIMIT] = {
-	[GLLMK_F32] = { "f32", 1, 4, dec_f32, 0, { 0 } },
-	[GLLMK_F16] = { "f16", 1, 2, dec_f16, 0, { 0 } },
-	[GLLMK_BF16] = { "bf16", 1, 2, dec_bf16, 0, { 0 } },
-	[GLLMK_Q4_0] = { "q4_0", 32, 18, dec_q4_0, 1, { 0 } },
-	[GLLMK_Q4_1] = { "q4_1", 32, 20, dec_q4_1, 2, { 0, 2 } },
-	[GLLMK_Q5_0] = { "q5_0", 32, 22, dec_q5_0, 1, { 0 } },
-	[GLLMK_Q5_1] = { "q5_1", 32, 24, dec_q5_1, 2, { 0, 2 } },
-	[GLLMK_Q8_0] = { "q8_0", 32, 34, dec_q8_0, 1, { 0 } },
-	[GLLMK_IQ4_NL] = { "iq4_nl", 32, 18, dec_iq4_nl, 1, { 0 } },
-	[GLLMK_Q2_K] = { "q2_K", 256, 84, dec_q2_K, 2, { 80, 82 } },
-	[GLLMK_Q3_K] = { "q3_K", 256, 110, dec_q3_K, 1, { 108 } },
-	[GLLMK_Q4_K] = { "q4_K", 256, 144, dec_q4_K, 2, { 0, 2 } },
-	[GLLMK_Q5_K] = { "q5_K", 256, 176, dec_q5_K, 2, { 0, 2 } },
-	[GLLMK_Q6_K] = { "q6_K", 256, 210, dec_q6_K, 1, { 208 } },
-	[GLLMK_Q8_K] = { "q8_K", 256, 292, dec_q8_K, 0, { 0 } },
-	[GLLMK_IQ4_XS] = { "iq4_xs", 256, 136, dec_iq4_xs, 1, { 0 } },
+	[GLLMK_F32] = { dec_f32, 0, { 0 } },
+	[GLLMK_F16] = { dec_f16, 0, { 0 } },
+	[GLLMK_BF16] = { dec_bf16, 0, { 0 } },
+	[GLLMK_Q4_0] = { dec_q4_0, 1, { 0 } },
+	[GLLMK_Q4_1] = { dec_q4_1, 2, { 0, 2 } },
+	[GLLMK_Q5_0] = { dec_q5_0, 1, { 0 } },
+	[GLLMK_Q5_1] = { dec_q5_1, 2, { 0, 2 } },
+	[GLLMK_Q8_0] = { dec_q8_0, 1, { 0 } },
+	[GLLMK_IQ4_NL] = { dec_iq4_nl, 1, { 0 } },
+	[GLLMK_Q2_K] = { dec_q2_K, 2, { 80, 82 } },
+	[GLLMK_Q3_K] = { dec_q3_K, 1, { 108 } },
+	[GLLMK_Q4_K] = { dec_q4_K, 2, { 0, 2 } },
+	[GLLMK_Q5_K] = { dec_q5_K, 2, { 0, 2 } },
+	[GLLMK_Q6_K] = { dec_q6_K, 1, { 208 } },
+	[GLLMK_Q8_K] = { dec_q8_K, 0, { 0 } },
+	[GLLMK_IQ4_XS] = { dec_iq4_xs, 1, { 0 } },
+	[GLLMK_IQ2_XXS] = { dec_iq2_xxs, 1, { 0 } },
+	[GLLMK_IQ2_XS] = { dec_iq2_xs, 1, { 0 } },
+	[GLLMK_IQ2_S] = { dec_iq2_s, 1, { 0 } },
+	[GLLMK_IQ3_XXS] = { dec_iq3_xxs, 1, { 0 } },
+	[GLLMK_IQ3_S] = { dec_iq3_s, 1, { 0 } },
+	[GLLMK_IQ1_S] = { dec_iq1_s, 1, { 0 } },
+	[GLLMK_IQ1_M] = { dec_iq1_m, 0, { 0 } },   /* d in the scales' top nibbles: random_iq1_m */
+	[GLLMK_TQ1_0] = { dec_tq1_0, 1, { 52 } },
+	[GLLMK_TQ2_0] = { dec_tq2_0, 1, { 64 } },
+	[GLLMK_MXFP4] = { dec_mxfp4, 0, { 0 } },   /* an E8M0 scale: random_mxfp4 */
 };
 
-const gllmk_dtype ref_weight_dtypes[] = {
-	GLLMK_F32,  GLLMK_F16,  GLLMK_BF16, GLLMK_Q8_0, GLLMK_Q4_0,   GLLMK_Q4_1,  GLLMK_Q5_0,  GLLMK_Q5_1,
-	GLLMK_Q2_K, GLLMK_Q3_K, GLLMK_Q4_K, GLLMK_Q5_K, GLLMK_Q6_K,   GLLMK_Q8_K,  GLLMK_IQ4_NL, GLLMK_IQ4_XS,
+struct dtype_facts {
+	const char *name;
+	int64_t elems, bytes;
 };
-const size_t ref_weight_dtypes_count = sizeof(ref_weight_dtypes) / sizeof(ref_weight_dtypes[0]);
+
+static const struct dtype_facts dtype_facts[GLLMK_DTYPE_LIMIT] = {
+#define GLLMK_DTYPE(e, id, nm, el, by, align, minor, w, kv) [e] = { #nm, el, by },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
 
 static const struct ref_format *format_of(gllmk_dtype dt)
 {
@@ -333,30 +578,22 @@ static const struct ref_format *format_of(gllmk_dtype dt)
 
 int64_t ref_block_elems(gllmk_dtype dt)
 {
-	const struct ref_format *f = format_of(dt);
-
-	return f ? f->elems : 0;
+	return format_of(dt) ? dtype_facts[dt].elems : 0;
 }
 
 int64_t ref_block_bytes(gllmk_dtype dt)
 {
-	const struct ref_format *f = format_of(dt);
-
-	return f ? f->bytes : 0;
+	return format_of(dt) ? dtype_facts[dt].bytes : 0;
 }
 
 size_t ref_row_bytes(gllmk_dtype dt, int64_t n)
 {
-	const struct ref_format *f = format_of(dt);
-
-	return f ? (size_t)(n / f->elems * f->bytes) : 0;
+	return format_of(dt) ? (size_t)(n / dtype_facts[dt].elems * dtype_facts[dt].bytes) : 0;
 }
 
 const char *ref_dtype_name(gllmk_dtype dt)
 {
-	const struct ref_format *f = format_of(dt);
-
-	return f ? f->name : "?";
+	return format_of(dt) ? dtype_facts[dt].name : "?";
 }
 
 int ref_dtype_is_block(gllmk_dtype dt)
@@ -369,7 +606,7 @@ void ref_decode_row(gllmk_dtype dt, const void *src, double *dst, int64_t n)
 	const struct ref_format *f = format_of(dt);
 	const uint8_t *b = src;
 
-	for (int64_t i = 0; i < n; i += f->elems, b += f->bytes)
+	for (int64_t i = 0; i < n; i += dtype_facts[dt].elems, b += dtype_facts[dt].bytes)
 		f->decode(b, dst + i);
 }
 
@@ -445,18 +682,40 @@ static void random_element(gllmk_dtype dt, struct conf_rng *r, uint8_t *b)
 	}
 }
 
+/* iq1_m keeps its f16 d in the top nibbles of its four scale u16s. */
+static void random_iq1_m(struct conf_rng *r, uint8_t *b)
+{
+	uint16_t d = random_scale(r);
+
+	random_bytes(r, b, 56);
+	for (int k = 0; k < 4; k++)
+		b[48 + 2 * k + 1] = (uint8_t)((b[48 + 2 * k + 1] & 0x0f) | ((d >> (4 * k)) & 0xf) << 4);
+}
+
+/* mxfp4's E8M0 scale: 2^-10 .. 2^-3, like the f16 scales. */
+static void random_mxfp4(struct conf_rng *r, uint8_t *b)
+{
+	random_bytes(r, b, 17);
+	b[0] = (uint8_t)conf_rng_int(r, 127 - 10, 127 - 3);
+}
+
 void ref_random_row(gllmk_dtype dt, struct conf_rng *r, void *dst, int64_t n)
 {
 	const struct ref_format *f = format_of(dt);
+	const int64_t elems = dtype_facts[dt].elems, bytes = dtype_facts[dt].bytes;
 	uint8_t *b = dst;
 
-	for (int64_t i = 0; i < n; i += f->elems, b += f->bytes) {
-		if (f->elems == 1) {
+	for (int64_t i = 0; i < n; i += elems, b += bytes) {
+		if (elems == 1) {
 			random_element(dt, r, b);
 		} else if (dt == GLLMK_Q8_K) {
 			random_q8_K(r, b);
+		} else if (dt == GLLMK_IQ1_M) {
+			random_iq1_m(r, b);
+		} else if (dt == GLLMK_MXFP4) {
+			random_mxfp4(r, b);
 		} else {
-			random_bytes(r, b, f->bytes);
+			random_bytes(r, b, bytes);
 			for (int s = 0; s < f->n_scales; s++)
 				wr16(b + f->scale_at[s], random_scale(r));
 		}

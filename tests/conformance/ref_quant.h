@@ -20,10 +20,6 @@
 
 /* ---------------------------------------------------------------- dtypes */
 
-/* Every dtype gllmk decodes (all but i32), in the order tests list them. */
-extern const gllmk_dtype ref_weight_dtypes[];
-extern const size_t ref_weight_dtypes_count;
-
 /* Elements and bytes per block (1 and the element size for f32/f16/bf16);
  * 0 for a dtype without a reference decoder (i32, unknown). */
 int64_t ref_block_elems(gllmk_dtype dt);

@@ -139,34 +139,19 @@ static void run_dtype(struct conf_rng *rng, gllmk_dtype dt)
 }
 
 /* One test per dtype, so one broken format does not hide the others. */
-static void run_get_rows(gllmk_dtype dt, const char *name)
+static void run_get_rows(gllmk_dtype dt)
 {
 	struct conf_rng rng;
 	char case_name[32];
 
-	snprintf(case_name, sizeof(case_name), "get_rows %s", name);
+	snprintf(case_name, sizeof(case_name), "get_rows %s", gllmk_dtype_name(dt));
 	conf_begin("get_rows");
 	conf_rng_init(&rng, case_name);
 	run_dtype(&rng, dt);
 	conf_covered("get_rows");
 }
 
-#define GET_ROWS_DTYPES(X) \
-	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q8_0, GLLMK_Q8_0) \
-	X(q4_0, GLLMK_Q4_0) X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1) \
-	X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K) X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K) \
-	X(q6_K, GLLMK_Q6_K) X(q8_K, GLLMK_Q8_K) X(iq4_nl, GLLMK_IQ4_NL) X(iq4_xs, GLLMK_IQ4_XS)
-
-#define GET_ROWS_TEST(name, dt)                         \
-	static void test_get_rows_##name(void **state)  \
-	{                                               \
-		(void)state;                            \
-		run_get_rows(dt, #name);                \
-	}
-GET_ROWS_DTYPES(GET_ROWS_TEST)
-
-#define GET_ROWS_ENTRY(name, dt) cmocka_unit_test(test_get_rows_##name),
 CONF_GROUP(get_rows) = {
-	GET_ROWS_DTYPES(GET_ROWS_ENTRY)
+	CONF_DTYPE_TESTS("test_get_rows", run_get_rows, conf_weight_dtype),
 };
 CONF_GROUP_END(get_rows);

@@ -372,24 +372,8 @@ static void matmul_id_bad_device_ids(void **state)
 	conf_covered("matmul_id");
 }
 
-#define EXPERT_DTYPES(X)                                                                       \
-	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q8_0, GLLMK_Q8_0)            \
-	X(q4_0, GLLMK_Q4_0) X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1)        \
-	X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K) X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K)        \
-	X(q6_K, GLLMK_Q6_K) X(q8_K, GLLMK_Q8_K) X(iq4_nl, GLLMK_IQ4_NL) X(iq4_xs, GLLMK_IQ4_XS)
-
-#define EXPERT_TEST(name, dt)                        \
-	static void matmul_id_##name(void **state)   \
-	{                                            \
-		(void)state;                         \
-		expert_dtype(dt);                    \
-	}
-EXPERT_DTYPES(EXPERT_TEST)
-
-#define EXPERT_ENTRY(name, dt) cmocka_unit_test(matmul_id_##name),
-
 CONF_GROUP(matmul_id) = {
-	EXPERT_DTYPES(EXPERT_ENTRY)
+	CONF_DTYPE_TESTS("matmul_id", expert_dtype, conf_weight_dtype),
 	cmocka_unit_test(matmul_id_bad_ids),
 	cmocka_unit_test(matmul_id_bad_device_ids),
 };

@@ -306,34 +306,20 @@ static void quant_block_rejected(void **state)
 
 /* ------------------------------------------------------------ the group */
 
-#define DEQUANT_DTYPES(X)                                                                      \
-	X(f32, GLLMK_F32) X(f16, GLLMK_F16) X(bf16, GLLMK_BF16) X(q8_0, GLLMK_Q8_0)            \
-	X(q4_0, GLLMK_Q4_0) X(q4_1, GLLMK_Q4_1) X(q5_0, GLLMK_Q5_0) X(q5_1, GLLMK_Q5_1)        \
-	X(q2_K, GLLMK_Q2_K) X(q3_K, GLLMK_Q3_K) X(q4_K, GLLMK_Q4_K) X(q5_K, GLLMK_Q5_K)        \
-	X(q6_K, GLLMK_Q6_K) X(q8_K, GLLMK_Q8_K) X(iq4_nl, GLLMK_IQ4_NL) X(iq4_xs, GLLMK_IQ4_XS)
-
 #define QUANT_DTYPES(X) X(q8_0, GLLMK_Q8_0) X(q8_K, GLLMK_Q8_K)
 
-#define DEQUANT_TEST(name, dt)                        \
-	static void dequantize_##name(void **state)   \
-	{                                             \
-		(void)state;                          \
-		dequantize_dtype(dt);                 \
-	}
 #define QUANT_TEST(name, dt)                          \
 	static void quantize_##name(void **state)     \
 	{                                             \
 		(void)state;                          \
 		quantize_dtype(dt);                   \
 	}
-DEQUANT_DTYPES(DEQUANT_TEST)
 QUANT_DTYPES(QUANT_TEST)
 
-#define DEQUANT_ENTRY(name, dt) cmocka_unit_test(dequantize_##name),
 #define QUANT_ENTRY(name, dt) cmocka_unit_test(quantize_##name),
 
 CONF_GROUP(quant) = {
-	DEQUANT_DTYPES(DEQUANT_ENTRY)
+	CONF_DTYPE_TESTS("dequantize", dequantize_dtype, conf_weight_dtype),
 	QUANT_DTYPES(QUANT_ENTRY)
 	cmocka_unit_test(quant_block_rejected),
 };

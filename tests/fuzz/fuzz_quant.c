@@ -9,11 +9,18 @@
 
 #include "fuzz_common.h"
 
-static const gllmk_dtype dtypes[] = {
-	GLLMK_F16,  GLLMK_BF16, GLLMK_Q4_0, GLLMK_Q4_1, GLLMK_Q5_0, GLLMK_Q5_1,   GLLMK_Q8_0,   GLLMK_Q2_K,
-	GLLMK_Q3_K, GLLMK_Q4_K, GLLMK_Q5_K, GLLMK_Q6_K, GLLMK_Q8_K, GLLMK_IQ4_NL, GLLMK_IQ4_XS,
+/* The decoded dtypes: every weight dtype of abi/gllmk_dtypes.def but f32
+ * (copied, not decoded), in the .def's order; filled by LLVMFuzzerInitialize. */
+static const struct {
+	gllmk_dtype dt;
+	int weight;
+} def_rows[] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) { e, weight },
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
 };
-#define N_DTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+static gllmk_dtype dtypes[sizeof(def_rows) / sizeof(def_rows[0])];
+static size_t n_dtypes;
 #define MAX_ELEMS 4096
 
 static gllmk_context *ctx[2];
@@ -66,6 +73,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	for (size_t i = 0; i < sizeof(def_rows) / sizeof(def_rows[0]); i++)
+		if (def_rows[i].weight && def_rows[i].dt != GLLMK_F32)
+			dtypes[n_dtypes++] = def_rows[i].dt;
 	fuzz_contexts(ctx);
 	return 0;
 }
@@ -77,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	dt = dtypes[data[0] % N_DTYPES];
+	dt = dtypes[data[0] % n_dtypes];
 	be = gllmk_dtype_block_elems(dt);
 	bb = gllmk_dtype_block_bytes(dt);
 	nblk = (int64_t)(size - 2) / bb;
