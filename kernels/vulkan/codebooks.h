@@ -5,10 +5,10 @@
  * 8-byte grid entry takes two words (low first), a 4-byte one a word.
  * Preprocessor only, so C and GLSL both include it.
  *
- * Why a buffer and not constant arrays in the shaders: lavapipe turns a
- * large constant array into a private array that lives across barriers
- * (LLVM coroutine frames), which takes minutes to compile; a buffer is
- * what a GPU's constant/L1 caches serve anyway.
+ * Why a buffer and not constant arrays in the shaders: with constant
+ * arrays, lavapipe spent minutes in LLVM's coroutine splitting compiling
+ * the matvec/GEMM shaders (SPEC/VULKAN.md); a small read-only buffer is
+ * what a GPU's caches serve anyway.
  */
 #ifndef GLLMK_VK_CODEBOOKS_H
 #define GLLMK_VK_CODEBOOKS_H
