@@ -11,6 +11,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #define QB b1
+#define CODEBOOK_SHARED /* the i-quants' codebook, copied when the workgroup starts */
 #include "decode.glsl"
 
 #define BM 64u
@@ -45,6 +46,7 @@ float load_b(uint n, uint k)
 
 void main()
 {
+	codebook_load(gl_LocalInvocationID.x, 256u);
 	uint tiles = ((p.M + BM - 1u) / BM) * p.tiles_n; /* a batch's tiles */
 	uint tile = wg_linear() % tiles, batch = wg_linear() / tiles;
 	uint m0 = (tile / p.tiles_n) * BM;

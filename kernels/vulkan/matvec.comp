@@ -3,12 +3,15 @@
  * offset by b times their batch strides); the row is decoded once and dotted with
  * up to MV_M activation rows, then reduced across the workgroup.
  *
- * Q8_0, Q4_0, Q4_K and Q6_K (MV_UNITS): an invocation decodes whole
- * 32-element units in registers (a block of Q8_0/Q4_0, a sub-block of
- * Q4_K/Q6_K with its scales), reading the packed quants as 32-bit words
- * once; invocation t takes units t, t + WG, ... Each element is decoded
- * with dq()'s formula and order, so results match the element path. Other
- * dtypes decode element by element through dq() (decode.glsl).
+ * Q8_0, Q4_0, Q4_K, Q6_K and the formats of ABI 1.1 (MV_UNITS): an
+ * invocation decodes whole 32-element units in registers (a block of
+ * Q8_0/Q4_0/MXFP4, a sub-block of Q4_K/Q6_K with its scales, four 8-element
+ * groups of the i-quants and TQ1_0/TQ2_0: dq_group()), reading the packed
+ * quants as 32-bit words once; invocation t takes units t, t + WG, ...
+ * Each element is decoded with dq()'s formula and order, so results match
+ * the element path. Other dtypes decode element by element through dq()
+ * (decode.glsl). The i-quants' codebook is copied to shared memory when
+ * the workgroup starts (codebook_load, CODEBOOK_SHARED).
  *
  * -DSUBGROUP: the reduction uses subgroupAdd (Vulkan 1.1 subgroup
  * arithmetic), then one shared slot per subgroup; without it, a shared
@@ -28,6 +31,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #define QB b1
+#define CODEBOOK_SHARED
 #include "decode.glsl"
 
 #define WG 64u
@@ -50,7 +54,7 @@ layout(push_constant) uniform Push {
 	uint k, E;
 } p;
 
-#if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0 || WTYPE == DT_Q4_K || WTYPE == DT_Q6_K
+#if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0 || WTYPE == DT_Q4_K || WTYPE == DT_Q6_K || defined(DQ_GROUPS)
 #define MV_UNITS
 #endif
 
@@ -80,18 +84,8 @@ void fma4(vec4 v, uint k)
 	}
 }
 
-/* Bytes of a 32-bit word as integers, low first. */
-uvec4 bytes4(uint w)
-{
-	return uvec4(w & 0xFFu, (w >> 8) & 0xFFu, (w >> 16) & 0xFFu, w >> 24);
-}
-
 #ifdef MV_UNITS
-#if WTYPE == DT_Q4_K || WTYPE == DT_Q6_K
-#define UNITS_PER_BLOCK 8u
-#else
-#define UNITS_PER_BLOCK 1u
-#endif
+#define UNITS_PER_BLOCK (QK / 32u)
 
 /* Unit u (32 elements, from element 32 u) of the row at byte w. */
 void unit_dot(uint w, uint u)
@@ -140,6 +134,14 @@ void unit_dot(uint w, uint u)
 			precise vec4 v = dd * sc * q;
 			fma4(v, k + l);
 		}
+	}
+#elif defined(DQ_GROUPS)
+	[[unroll]] for (uint q = 0u; q < 4u; q++) {
+		float d;
+		vec4 lo, hi;
+		dq_group(b, 4u * (u % UNITS_PER_BLOCK) + q, d, lo, hi);
+		fma4(d * lo, k + 8u * q);
+		fma4(d * hi, k + 8u * q + 4u);
 	}
 #endif
 }
@@ -202,11 +204,12 @@ void dot_rows(uint w, uint t)
 #ifndef IDS
 void main()
 {
+	uint t = gl_LocalInvocationID.x;
+	codebook_load(t, WG);
 	uint g = wg_linear();
 	uint n = g % p.N, b = g / p.N; /* row n of batch b */
 	if (b >= p.B)
 		return;
-	uint t = gl_LocalInvocationID.x;
 	uint w = p.wo + b * p.wse + n * p.ws0;
 
 	xbase = p.xo + b * p.xs1;
@@ -223,11 +226,12 @@ void main()
 #else
 void main()
 {
+	uint t = gl_LocalInvocationID.x;
+	codebook_load(t, WG);
 	uint g = wg_linear();
 	if (g >= p.N * p.M)
 		return;
 	uint n = g % p.N, tok = g / p.N;
-	uint t = gl_LocalInvocationID.x;
 	float sum = 0.0;
 
 	m0 = 0u;

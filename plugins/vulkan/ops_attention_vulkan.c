@@ -68,22 +68,6 @@ static float alibi_slope(float max_bias, uint32_t n_head, uint32_t h)
 	return h < n_head_log2 ? powf(m0, (float)(h + 1)) : powf(m1, (float)(2 * (h - n_head_log2) + 1));
 }
 
-static enum vk_kernel attention_kernel(const struct vk_ctx *c, int32_t dtype)
-{
-	switch (dtype) {
-	case GLLMK_F16:
-		return vk_pick(c, VK_KERNEL_ATTENTION_F16, VK_KERNEL_ATTENTION_SG_F16);
-	case GLLMK_BF16:
-		return vk_pick(c, VK_KERNEL_ATTENTION_BF16, VK_KERNEL_ATTENTION_SG_BF16);
-	case GLLMK_Q8_0:
-		return vk_pick(c, VK_KERNEL_ATTENTION_Q8_0, VK_KERNEL_ATTENTION_SG_Q8_0);
-	case GLLMK_Q4_0:
-		return vk_pick(c, VK_KERNEL_ATTENTION_Q4_0, VK_KERNEL_ATTENTION_SG_Q4_0);
-	default:
-		return vk_pick(c, VK_KERNEL_ATTENTION_F32, VK_KERNEL_ATTENTION_SG_F32);
-	}
-}
-
 /* Writes the index words to scratch and copies the sinks after them;
  * partial_bytes more follow for a split call's partial results. */
 static gllmk_status upload_index(struct vk_ctx *c, const struct attn_call *a, uint32_t Hq, uint64_t partial_bytes)
@@ -189,7 +173,8 @@ static gllmk_status attention_dispatch(struct vk_ctx *c, struct attn_call *a)
 		p.bts = a->bt->ndim == 2 ? (uint32_t)a->bt->stride[0] : 0;
 	}
 	vk_bind_buf(&call, 6, c->scratch, p.splits > 1); /* a split call writes its partials there */
-	st = vk_dispatch(c, attention_kernel(c, k->dtype), &call, &p, sizeof(p), groups * p.splits);
+	const struct vk_kv_kernels *kk = &vk_kv_kernels[k->dtype];
+	st = vk_dispatch(c, vk_pick(c, kk->attention, kk->attention_sg), &call, &p, sizeof(p), groups * p.splits);
 	if (st || p.splits == 1)
 		return st;
 	struct vk_call merge = { 0 };

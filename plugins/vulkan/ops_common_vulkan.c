@@ -3,6 +3,27 @@
 #include <stdlib.h>
 
 #include "vk_plugin.h"
+#include "vulkan/codebooks.h"
+
+/* VK_IF_<column>(x): x for a dtype whose .def column is 1. */
+#define VK_IF_0(x)
+#define VK_IF_1(x) x
+
+#define VK_WEIGHT_ENTRY(e)                                                                            \
+	[e] = { VK_KERNEL_DEQUANT_##e, VK_KERNEL_GET_ROWS_##e, VK_KERNEL_MATMUL_##e, VK_KERNEL_MATVEC_##e, \
+		VK_KERNEL_MATVEC_SG_##e, VK_KERNEL_MATVEC_ID_##e, VK_KERNEL_MATVEC_ID_SG_##e },
+const struct vk_weight_kernels vk_weight_kernels[GLLMK_DTYPE_LIMIT] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) VK_IF_##weight(VK_WEIGHT_ENTRY(e))
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
+
+#define VK_KV_ENTRY(e) [e] = { VK_KERNEL_ATTENTION_##e, VK_KERNEL_ATTENTION_SG_##e, VK_KERNEL_KV_STORE_##e },
+const struct vk_kv_kernels vk_kv_kernels[GLLMK_DTYPE_LIMIT] = {
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) VK_IF_##kv(VK_KV_ENTRY(e))
+#include "gllmk_dtypes.def"
+#undef GLLMK_DTYPE
+};
 
 struct vk_rows vk_rows_of(const gllmk_tensor *t)
 {
@@ -105,4 +126,23 @@ gllmk_status vk_scratch(struct vk_ctx *c, uint64_t size)
 		c->scratch = NULL;
 	}
 	return vk_buf_create(c, size < 4096 ? 4096 : size, false, &c->scratch);
+}
+
+gllmk_status vk_bind_codebooks(struct vk_ctx *c, struct vk_call *call)
+{
+	static const uint32_t words[] = { VK_CODEBOOK_WORDS };
+	_Static_assert(sizeof(words) == 4 * VK_CB_WORDS, "codebooks.h: offsets and contents disagree");
+
+	if (!c->codebooks) {
+		gllmk_status st = vk_buf_create(c, sizeof(words), false, &c->codebooks);
+		if (!st)
+			st = vk_buffer_write(c, c->codebooks, 0, words, sizeof(words));
+		if (st) {
+			vk_buf_destroy(c, c->codebooks);
+			c->codebooks = NULL;
+			return st;
+		}
+	}
+	vk_bind_buf(call, VK_CODEBOOK_BINDING, c->codebooks, false);
+	return GLLMK_OK;
 }

@@ -10,22 +10,6 @@ struct kv_store_push {
 	uint32_t co, cs_blk, cs_row, cs_head, page, cap;
 };
 
-static enum vk_kernel kv_store_kernel(gllmk_dtype dt)
-{
-	switch (dt) {
-	case GLLMK_F16:
-		return VK_KERNEL_KV_STORE_F16;
-	case GLLMK_BF16:
-		return VK_KERNEL_KV_STORE_BF16;
-	case GLLMK_Q8_0:
-		return VK_KERNEL_KV_STORE_Q8_0;
-	case GLLMK_Q4_0:
-		return VK_KERNEL_KV_STORE_Q4_0;
-	default:
-		return VK_KERNEL_KV_STORE_F32;
-	}
-}
-
 /* Units of a row: elements, element pairs (16-bit dtypes) or 32-blocks. */
 static uint32_t row_units(gllmk_dtype dt, int64_t d)
 {
@@ -68,5 +52,5 @@ gllmk_status vk_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots)
 	p.co = vk_bind(c, &call, 0, cache, true);
 	p.xo = vk_bind(c, &call, 1, x, false);
 	p.so = vk_bind(c, &call, 2, slots, false);
-	return vk_dispatch(c, kv_store_kernel(cache->dtype), &call, &p, sizeof(p), vk_groups(p.total, 256));
+	return vk_dispatch(c, vk_kv_kernels[cache->dtype].kv_store, &call, &p, sizeof(p), vk_groups(p.total, 256));
 }

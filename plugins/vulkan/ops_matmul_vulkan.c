@@ -37,17 +37,6 @@ struct gemm_push {
 	uint32_t abs_, bbs, cbs, B; /* batch strides and count (1: one product) */
 };
 
-#define VK_MATMUL_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATMUL_##T,
-#define VK_MATVEC_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_##T,
-static const enum vk_kernel matmul_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATMUL_KERNEL) };
-#define VK_MATVEC_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_SG_##T,
-static const enum vk_kernel matvec_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_KERNEL) };
-static const enum vk_kernel matvec_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_SG_KERNEL) };
-#define VK_MATVEC_ID_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_##T,
-#define VK_MATVEC_ID_SG_KERNEL(T) [GLLMK_##T] = VK_KERNEL_MATVEC_ID_SG_##T,
-static const enum vk_kernel matvec_id_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_KERNEL) };
-static const enum vk_kernel matvec_id_sg_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_MATVEC_ID_SG_KERNEL) };
-
 static gllmk_status gemm_run(struct vk_ctx *c, enum vk_kernel k, struct vk_call *call, struct gemm_push *p)
 {
 	p->tiles_n = (p->N + VK_TILE - 1) / VK_TILE;
@@ -83,6 +72,10 @@ static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w
 	uint32_t M = dim_from_end(x, 1);
 	uint32_t K = dim_from_end(x, 0);
 	uint32_t N = dim_from_end(w, 1);
+	gllmk_status st = vk_bind_codebooks(c, &call);
+
+	if (st)
+		return st;
 	uint32_t yo = vk_bind(c, &call, 0, y, true);
 	uint32_t wo = vk_bind(c, &call, 1, w, false);
 	uint32_t xo = vk_bind(c, &call, 2, x, false);
@@ -97,8 +90,8 @@ static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w
 			.biaso = bo,
 			.xs1 = batch_stride(x), .wse = batch_stride(w), .ys1 = batch_stride(y), .B = B,
 		};
-		const enum vk_kernel *mv = c->subgroup_size ? matvec_sg_kernel : matvec_kernel;
-		return vk_dispatch(c, mv[w->dtype], &call, &p, sizeof(p), (uint64_t)N * B);
+		const struct vk_weight_kernels *wk = &vk_weight_kernels[w->dtype];
+		return vk_dispatch(c, vk_pick(c, wk->matvec, wk->matvec_sg), &call, &p, sizeof(p), (uint64_t)N * B);
 	}
 	struct gemm_push p = {
 		.M = M, .N = N, .K = K, .flags = bias ? 1 : 0,
@@ -109,7 +102,7 @@ static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w
 		.alpha = 1.0f,
 		.abs_ = batch_stride(x), .bbs = batch_stride(w), .cbs = batch_stride(y), .B = B,
 	};
-	return gemm_run(c, matmul_kernel[w->dtype], &call, &p);
+	return gemm_run(c, vk_weight_kernels[w->dtype].matmul, &call, &p);
 }
 
 gllmk_status vk_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
@@ -139,7 +132,7 @@ gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gem
 	p.bo = vk_bind(c, &call, 1, b, false);
 	p.ao = vk_bind(c, &call, 2, a, false);
 	p.cs0 = (uint32_t)cm->stride[0];
-	return gemm_run(c, VK_KERNEL_MATMUL_F32, &call, &p);
+	return gemm_run(c, VK_KERNEL_MATMUL_GLLMK_F32, &call, &p);
 }
 
 /* ----------------------------------------------------------- matmul_id */
@@ -187,8 +180,11 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 		.sws0 = sw ? (uint32_t)sw->stride[0] : 0,
 		.k = (uint32_t)ids->shape[1], .E = (uint32_t)w->shape[0],
 	};
+	const struct vk_weight_kernels *wk = &vk_weight_kernels[w->dtype];
 	gllmk_status s = check_ids_now(c, ids, w->shape[0]);
 
+	if (!s)
+		s = vk_bind_codebooks(c, &call);
 	if (s)
 		return s;
 	p.yo = vk_bind(c, &call, 0, y, true);
@@ -197,8 +193,7 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 	p.biaso = bias ? vk_bind(c, &call, 3, bias, false) : 0;
 	p.ido = vk_bind(c, &call, 4, ids, false);
 	p.swo = sw ? vk_bind(c, &call, 5, sw, false) : 0;
-	return vk_dispatch(c, vk_pick(c, matvec_id_kernel[w->dtype], matvec_id_sg_kernel[w->dtype]), &call, &p,
-			   sizeof(p), (uint64_t)N * T);
+	return vk_dispatch(c, vk_pick(c, wk->matvec_id, wk->matvec_id_sg), &call, &p, sizeof(p), (uint64_t)N * T);
 }
 
 /* ------------------------------------------------------ matmul_batched */

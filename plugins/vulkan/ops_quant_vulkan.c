@@ -9,21 +9,20 @@ struct dequant_push {
 	uint32_t ido, vocab;
 };
 
-#define VK_DEQUANT_KERNEL(T) [GLLMK_##T] = VK_KERNEL_DEQUANT_##T,
-#define VK_GET_ROWS_KERNEL(T) [GLLMK_##T] = VK_KERNEL_GET_ROWS_##T,
-static const enum vk_kernel dequant_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_DEQUANT_KERNEL) };
-static const enum vk_kernel get_rows_kernel[GLLMK_DTYPE_LIMIT] = { VK_WEIGHT_DTYPES(VK_GET_ROWS_KERNEL) };
-
 gllmk_status vk_dequantize(void *st, gllmk_t y, gllmk_t x)
 {
 	struct vk_ctx *c = st;
 	struct vk_call call = { 0 };
 	struct vk_rows r = vk_rows_of(y);
 	struct dequant_push p = { .n = r.n, .d1 = r.d1, .d2 = r.d2, .rows = r.rows };
+	gllmk_status s = vk_bind_codebooks(c, &call);
 
+	if (s)
+		return s;
 	p.y = vk_view_of(c, &call, 0, y, true);
 	p.x = vk_view_of(c, &call, 1, x, false);
-	return vk_dispatch(c, dequant_kernel[x->dtype], &call, &p, sizeof(p), vk_groups((uint64_t)r.n * r.rows, 256));
+	return vk_dispatch(c, vk_weight_kernels[x->dtype].dequant, &call, &p, sizeof(p),
+			   vk_groups((uint64_t)r.n * r.rows, 256));
 }
 
 gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
@@ -42,6 +41,8 @@ gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
 	int32_t value;
 	gllmk_status s = vk_find_bad_index(c, ids, (uint64_t)ids->shape[0], table->shape[0], &bad, &value);
 
+	if (!s)
+		s = vk_bind_codebooks(c, &call);
 	if (s)
 		return s;
 	if (bad >= 0)
@@ -50,7 +51,7 @@ gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
 	p.y = vk_view_of(c, &call, 0, y, true);
 	p.x = vk_view_of(c, &call, 1, table, false);
 	p.ido = vk_bind(c, &call, 2, ids, false);
-	return vk_dispatch(c, get_rows_kernel[table->dtype], &call, &p, sizeof(p),
+	return vk_dispatch(c, vk_weight_kernels[table->dtype].get_rows, &call, &p, sizeof(p),
 			   vk_groups((uint64_t)r.n * r.rows, 256));
 }
 

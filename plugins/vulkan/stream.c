@@ -136,6 +136,7 @@ void vk_stream_destroy(struct vk_ctx *c)
 	vk_buf_destroy(c, c->status);
 	vk_buf_destroy(c, c->staging);
 	vk_buf_destroy(c, c->scratch);
+	vk_buf_destroy(c, c->codebooks);
 }
 
 static gllmk_status vk_pipeline(struct vk_ctx *c, enum vk_kernel k, VkPipeline *out)

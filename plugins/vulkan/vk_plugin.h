@@ -86,6 +86,7 @@ struct vk_ctx {
 	struct vk_buf *status;   /* host-visible; bounds errors raised by shaders */
 	struct vk_buf *staging;  /* host-visible; write/read of device-local buffers */
 	struct vk_buf *scratch;  /* per-call device data (sampling's uniforms) */
+	struct vk_buf *codebooks; /* the i-quants' grids (codebooks.h), made on first use */
 };
 
 /* ------------------------------------------------------------ device.c */
@@ -174,10 +175,21 @@ struct vk_rows vk_rows_of(const gllmk_tensor *t);
  * with fewer or size-1 dims broadcasts over the rows of a bigger one. */
 struct vk_view vk_view_of(struct vk_ctx *c, struct vk_call *call, int slot, const gllmk_tensor *t, bool write);
 
-/* Kernel of a dtype-indexed family (matmul_q4_0 ...), by weight dtype. */
-#define VK_WEIGHT_DTYPES(X) \
-	X(F32) X(F16) X(BF16) X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) \
-	X(Q2_K) X(Q3_K) X(Q4_K) X(Q5_K) X(Q6_K) X(Q8_K) X(IQ4_NL) X(IQ4_XS)
+/* The kernels of each weight dtype and of each K/V cache dtype, indexed by
+ * dtype: built from abi/gllmk_dtypes.def's WEIGHT and KV columns
+ * (ops_common_vulkan.c); plugins/vulkan/meson.build compiles a variant of
+ * each family for every such dtype, named after its enum. */
+struct vk_weight_kernels {
+	enum vk_kernel dequant, get_rows, matmul, matvec, matvec_sg, matvec_id, matvec_id_sg;
+};
+struct vk_kv_kernels {
+	enum vk_kernel attention, attention_sg, kv_store;
+};
+extern const struct vk_weight_kernels vk_weight_kernels[GLLMK_DTYPE_LIMIT];
+extern const struct vk_kv_kernels vk_kv_kernels[GLLMK_DTYPE_LIMIT];
+/* Binds the codebook buffer (kernels/vulkan/codebooks.h) at its binding,
+ * for the weight kernels: made and filled on the context's first use. */
+gllmk_status vk_bind_codebooks(struct vk_ctx *c, struct vk_call *call);
 /* Index data only the plugin sees (get_rows ids, block tables): the first
  * of count i32 at t outside [0, limit), as *pos (-1: none) and *value. */
 gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
