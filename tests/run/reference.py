@@ -21,7 +21,8 @@ import numpy as np
 import gguf
 from gguf import quants
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True, "gemma3": True, "phi3": True}  # SPEC/RUN.md's architecture table
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "qwen3moe": True, "gemma2": True, "gemma3": True, "phi3": True,
+        "gpt-oss": True}  # SPEC/RUN.md's architecture table
 
 
 @dataclass
@@ -115,6 +116,9 @@ class Model:
                 swa_pattern=6,
                 rope_base_swa=10000.0,
             )
+        if self.arch == "gpt-oss":
+            # llama.cpp: the window (required key) on even layers; scores 1/sqrt(head size)
+            gemma = dict(n_swa=int(self.value(a + "attention.sliding_window")), swa_pattern=2)
         # rope.scaling.attn_factor multiplies rope's magnitude (llama.cpp, every arch)
         attn = float(self.value(a + "rope.scaling.attn_factor", 1.0))
         yarn["attn_factor"] = yarn.get("attn_factor", 1.0) * attn
@@ -208,10 +212,11 @@ def rope(x, pos, hp, neox, freq_factors=None):
     return y
 
 
-def attention(q, k, v, q_pos, kv_len, scale=0.0, softcap=0.0, window=0):
+def attention(q, k, v, q_pos, kv_len, scale=0.0, softcap=0.0, window=0, sinks=None):
     """Causal softmax attention: query at position p sees cache rows 0..p (with a
     window, only rows t > p - window). Scores s·scale (default 1/sqrt(D)), then
-    c·tanh(s/c) with softcap c.
+    c·tanh(s/c) with softcap c. sinks [Hq] (gpt-oss): one more logit per head in
+    the softmax, with no value: the weights of the rows sum to less than 1.
     q [T, Hq, D], k [kv_len, Hkv, D], v [kv_len, Hkv, Dv] -> [T, Hq·Dv]."""
     group = q.shape[1] // k.shape[1]  # query head h reads kv head h // group
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
@@ -222,8 +227,13 @@ def attention(q, k, v, q_pos, kv_len, scale=0.0, softcap=0.0, window=0):
     s[:, t > q_pos[:, None]] = -np.inf
     if window:
         s[:, t <= q_pos[:, None] - window] = -np.inf
+    if sinks is not None:
+        sink = np.broadcast_to(np.asarray(sinks, np.float64)[:, None, None], s.shape[:2] + (1,))
+        s = np.concatenate([s, sink], axis=-1)
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
+    if sinks is not None:
+        s = s[..., :-1]
     return np.einsum("hts,shd->thd", s, v).reshape(q.shape[0], -1)
 
 
@@ -296,6 +306,39 @@ def gelu_tanh_glu(gate, up):
     return 0.5 * gate * (1 + np.tanh(np.sqrt(2 / np.pi) * (gate + 0.044715 * gate ** 3))) * up
 
 
+def swiglu_oai(gate, up, alpha=1.702, limit=7.0):
+    """gpt-oss's SwiGLU: gate clamped above at limit, up to [-limit, limit],
+    g·sigmoid(alpha·g)·(u + 1)."""
+    g, u = np.minimum(gate, limit), np.clip(up, -limit, limit)
+    return g / (1 + np.exp(-alpha * g)) * (u + 1)
+
+
+def moe_oai(m, p, h):
+    """gpt-oss's mixture of experts, per token: router logits h·Wrᵀ + br, the k
+    largest logits (ties to the lower index), weights the softmax over those k;
+    each expert x·Wᵀ + b for gate, up and down with SwiGLU-OAI between, summed by
+    the weights (the down bias inside the sum)."""
+    k = m.hp.n_expert_used
+    logits = matmul(h, m, p + "ffn_gate_inp")
+    chosen = np.argsort(-logits, axis=-1, kind="stable")[:, :k]
+    sel = np.take_along_axis(logits, chosen, axis=-1)
+    weights = np.exp(sel - sel.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    W = {n: m.w(p + f"ffn_{n}_exps.weight") for n in ("gate", "up", "down")}
+    B = {n: m.w(p + f"ffn_{n}_exps.bias") for n in W}
+    types = {n: m.tensors[p + f"ffn_{n}_exps.weight"].tensor_type for n in W}
+    enc = m.encode_activations or (lambda v, _t: v)
+    out = np.zeros_like(h)
+    for t in range(h.shape[0]):
+        for j in range(k):
+            e = chosen[t, j]
+            g = enc(h[t], types["gate"]) @ W["gate"][e].T + B["gate"][e]
+            u = enc(h[t], types["up"]) @ W["up"][e].T + B["up"][e]
+            a = swiglu_oai(g, u)
+            out[t] += weights[t, j] * (enc(a, types["down"]) @ W["down"][e].T + B["down"][e])
+    return out
+
+
 def moe(m, p, h):
     """SPEC/RUN.md's mixture of experts (Mixtral, Qwen3-MoE), per token: softmax of
     the router logits over the E experts, the k most probable (ties to the lower
@@ -340,8 +383,12 @@ def layer(m, i, x, pos, cache):
     rp = dataclasses.replace(hp, rope_base=hp.rope_base_swa, freq_scale=1.0) if local and hp.rope_base_swa else hp
     q, k = rope(q, pos, rp, m.neox, ff), rope(k, pos, rp, m.neox, ff)
     K, V = cache.append(i, k, v)
-    a = matmul(attention(q, K, V, pos, K.shape[0], hp.attn_scale, hp.attn_softcap, hp.n_swa if local else 0),
-               m, p + "attn_output")
+    a = matmul(attention(q, K, V, pos, K.shape[0], hp.attn_scale, hp.attn_softcap, hp.n_swa if local else 0,
+                         m.w(p + "attn_sinks.weight")),
+               m, p + "attn_output")  # gpt-oss: + attn_output.bias
+    if m.arch == "gpt-oss":  # post_attention_norm is the FFN's norm there
+        x = x + a
+        return x + moe_oai(m, p, rms_norm(x, m.w(p + "post_attention_norm.weight"), hp.eps))
     post = m.w(p + "post_attention_norm.weight")  # gemma2: the block's output normalized
     x = x + (a if post is None else rms_norm(a, post, hp.eps))
     h = rms_norm(x, m.w(p + "ffn_norm.weight"), hp.eps)
@@ -518,7 +565,8 @@ def self_test():
                                    ("llama", "F32", ["--experts", "4"]), ("qwen3moe", "Q8_0", []),
                                    ("gemma2", "F32", ["--swa", "3", "--attn-softcap", "2", "--tied"]),
                                    ("gemma3", "F32", ["--swa", "3", "--layers", "7", "--tied"]),
-                                   ("phi3", "F32", ["--longrope", "4"])):
+                                   ("phi3", "F32", ["--longrope", "4"]),
+                                   ("gpt-oss", "F32", ["--swa", "3", "--yarn", "4", "--yarn-orig-ctx", "64"])):
             path = os.path.join(tmp, arch + dtype + ".gguf")
             make_model.make_model(["--arch", arch, "--dtype", dtype, "--out", path] + extra)
             ok &= check_model(path)

@@ -100,6 +100,8 @@ def gemma3(dtype, level, *extra, name=None, **run):
                 **run)
 
 
+GPTOSS = ("--arch", "gpt-oss", "--swa", "4", "--yarn", "4", "--yarn-orig-ctx", "64")
+
 CASES = [
     Case("llama-F32", "core", ("--arch", "llama")),
     Case("qwen2-F32", "core", ("--arch", "qwen2")),
@@ -190,6 +192,17 @@ CASES = [
     llama("mixed-1.1", "gpu", name="llama-mixed-1.1-prompt40", prompt=40, n=3),
     Case("qwen3moe-mixed-1.1", "gpu", ("--arch", "qwen3moe", "--dtype", "mixed-1.1")),
     Case("qwen3moe-MXFP4", "gpu", ("--arch", "qwen3moe", "--dtype", "MXFP4")),
+    # gpt-oss: q/k/v/output biases, attention sinks, a window on even layers (4 and
+    # 8 here, so that it bites), YaRN, a router with a bias, top-k then softmax over
+    # the k, experts with biases and SwiGLU-OAI (clamps at 7 reached by ~1% of the
+    # gate/up elements). F32 experts carry the wiring at the float bound; MXFP4
+    # experts (as gpt-oss ships them) the format in matmul_id, with batches of 16
+    # over a 40-token prompt (the window across batches, experts with several rows)
+    Case("gpt-oss-F32", "core", GPTOSS + ("--expert-dtype", "F32")),
+    Case("gpt-oss-MXFP4", "core", GPTOSS),
+    Case("gpt-oss-MXFP4-prompt40-batch16", "gpu", ("--arch", "gpt-oss", "--swa", "8", "--yarn", "4",
+                                                   "--yarn-orig-ctx", "64"), prompt=40, n=5, batch=16),
+    Case("gpt-oss-F32-kv-q8_0", "gpu", GPTOSS + ("--expert-dtype", "F32"), kv="q8_0"),
 ]
 
 
@@ -262,9 +275,10 @@ FLOAT_TYPES = {"F32", "F16", "BF16"}
 
 
 def tol_class(m):
-    """The tolerance class of a reference model, from its matmul weights' types (the
-    embeddings are one when tied; otherwise only rows are read, exactly)."""
-    names = [n for n, t in m.tensors.items() if len(t.shape) == 2 and n != "token_embd.weight"]
+    """The tolerance class of a reference model, from its matmul weights' types, the
+    experts' stacks included (the embeddings are one when tied; otherwise only rows
+    are read, exactly)."""
+    names = [n for n, t in m.tensors.items() if len(t.shape) in (2, 3) and n != "token_embd.weight"]
     names += ["token_embd.weight"] if m.output_name == "token_embd" else []
     return "float" if {m.tensors[n].tensor_type.name for n in names} <= FLOAT_TYPES else "quant"
 

@@ -362,18 +362,19 @@ static int attend(struct run_state *s, const struct run_layer *l, int64_t il, in
 		.softcap = hp->attn_softcap,
 		.window = run_layer_is_local(hp, il) ? (int32_t)hp->n_swa : 0,
 	};
-	/* ABI 1.0's attention serves an f16 cache without options; block caches
-	 * and Gemma's options need attention_ext */
-	bool ext = s->o.kv_type != GLLMK_F16 || s->m->gemma;
+	/* ABI 1.0's attention serves an f16 cache without options; block caches,
+	 * Gemma's options and gpt-oss's sinks and window need attention_ext */
+	bool ext = s->o.kv_type != GLLMK_F16 || s->m->gemma || s->m->gptoss;
+	const gllmk_tensor *sinks = s->m->gptoss ? &l->sinks : NULL, *bo = s->m->gptoss ? &l->bo : NULL;
 	const int64_t S = s->o.n_seq, bt_shape[2] = { S, s->pages };
 	gllmk_tensor cuq = ints(s, A_CUQ, S + 1), kvl = ints(s, A_KVLEN, S);
 	gllmk_tensor bt = gllmk_tensor_make(s->act, s->off[A_BT], GLLMK_I32, 2, bt_shape);
-	gllmk_status st = S     ? gllmk_attention_varlen(c, &att, &q, &kc, &vc, NULL, &cuq, &kvl, &bt, NULL, &xp)
-			  : ext ? gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, NULL, &xp)
+	gllmk_status st = S     ? gllmk_attention_varlen(c, &att, &q, &kc, &vc, NULL, &cuq, &kvl, &bt, sinks, &xp)
+			  : ext ? gllmk_attention_ext(c, &att, &q, &kc, &vc, NULL, NULL, sinks, &xp)
 				: gllmk_attention(c, &att, &q, &kc, &vc, NULL, NULL, &ap);
 
 	if (call(e, S ? "gllmk_attention_varlen" : ext ? "gllmk_attention_ext" : "gllmk_attention", il, st) ||
-	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, NULL)))
+	    call(e, "gllmk_matmul (attn_output)", il, gllmk_matmul(c, &o, &att2, &l->wo, bo)))
 		return e->status;
 	if (s->m->gemma && call(e, "gllmk_rms_norm (post_attention_norm)", il,
 				gllmk_rms_norm(c, &o, &o, &l->post_attn_norm, hp->eps)))
@@ -422,6 +423,40 @@ static int ffn(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h));
 }
 
+/* gpt-oss's mixture of experts: h = rms_norm(x) (post_attention_norm);
+ * router logits = h·Wrᵀ + br; each token's k experts are its k largest
+ * logits, weighted by the softmax over those k; every expert has biases on
+ * gate, up and down, and its activation is SwiGLU-OAI (alpha 1.702, limit
+ * 7); the down matmul sums the slots by their weights, the down bias
+ * inside the weighted sum. */
+static int ffn_moe_oai(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
+{
+	const struct run_hparams *hp = &s->m->hp;
+	gllmk_context *c = s->ctx;
+	const int64_t k = hp->n_expert_used, F = hp->n_ff_exp, ids_shape[2] = { T, k };
+	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
+	gllmk_tensor router = act2(s, A_ROUTER, 0, T, hp->n_expert), w = act2(s, A_EXPERT_W, 0, T, k);
+	gllmk_tensor ids = gllmk_tensor_make(s->act, s->off[A_EXPERTS], GLLMK_I32, 2, ids_shape);
+	gllmk_tensor g = act3(s, A_GATE, T, k, F), u = act3(s, A_UP, T, k, F);
+	gllmk_tensor g2 = act2(s, A_GATE, 0, T * k, F), u2 = act2(s, A_UP, 0, T * k, F);
+	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp), .gating = GLLMK_GATING_SOFTMAX_AFTER };
+	const gllmk_glu_params gp = { .struct_size = sizeof(gp), .op = GLLMK_GLU_SWIGLU_OAI, .alpha = 1.702f, .limit = 7.0f };
+
+	if (call(e, "gllmk_rms_norm (post_attention_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (ffn_gate_inp)", il, gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, &l->ffn_gate_inp_b)) ||
+	    call(e, "gllmk_moe_route", il, gllmk_moe_route(c, &ids, &w, &router, NULL, &rp)) ||
+	    call(e, "gllmk_matmul_id (ffn_gate_exps)", il,
+		 gllmk_matmul_id(c, &g, &h, &l->ffn_gate_exps, &ids, &l->ffn_gate_exps_b, NULL)) ||
+	    call(e, "gllmk_matmul_id (ffn_up_exps)", il,
+		 gllmk_matmul_id(c, &u, &h, &l->ffn_up_exps, &ids, &l->ffn_up_exps_b, NULL)) ||
+	    call(e, "gllmk_glu (swiglu_oai, experts)", il, gllmk_glu(c, &g2, &g2, &u2, &gp)) ||
+	    call(e, "gllmk_matmul_id (ffn_down_exps)", il,
+		 gllmk_matmul_id(c, &h, &g, &l->ffn_down_exps, &ids, &l->ffn_down_exps_b, &w)) ||
+	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
+		return e->status;
+	return 0;
+}
+
 /* The mixture of experts (Mixtral, Qwen3-MoE), on the device from router to
  * sum, no read-back: router logits = h·Wrᵀ; moe_route picks each token's k
  * experts by softmax probability and renormalizes their weights; the
@@ -439,6 +474,8 @@ static int ffn_moe(struct run_state *s, const struct run_layer *l, int64_t il, i
 	gllmk_tensor g2 = act2(s, A_GATE, 0, T * k, F), u2 = act2(s, A_UP, 0, T * k, F);
 	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp), .gating = GLLMK_GATING_SOFTMAX, .norm = 1 };
 
+	if (s->m->gptoss)
+		return ffn_moe_oai(s, l, il, T, e);
 	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
 	    call(e, "gllmk_matmul (ffn_gate_inp)", il, gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, NULL)) ||
 	    call(e, "gllmk_moe_route", il, gllmk_moe_route(c, &ids, &w, &router, NULL, &rp)) ||

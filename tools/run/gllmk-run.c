@@ -11,7 +11,7 @@
 
 static const char USAGE[] =
 	"usage: gllmk-run -m FILE [options]\n"
-	"Runs a GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3) with gllmk's operators.\n"
+	"Runs a GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss) with gllmk's operators.\n"
 	"Text tokenization is not part of gllmk-run: prompts are token ids.\n"
 	"\n"
 	"  -m, --model FILE       GGUF file (version 2 or 3)\n"

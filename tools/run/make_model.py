@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a tiny random GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3) for gllmk-run.
+"""Writes a tiny random GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3 or gpt-oss) for gllmk-run.
 
 Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
 gguf). The weights are random but shaped like a real model's: matrices normal with
@@ -35,6 +35,14 @@ rope_factors_long / rope_factors_short (random, long ones large), the original
 context length ORIG and the converter's rope.scaling.attn_factor,
 sqrt(1 + ln(ctx / ORIG) / ln(ORIG)) (1 when ctx <= ORIG).
 
+gpt-oss (--arch gpt-oss): q/k/v/output biases, per-head attention sinks
+(attn_sinks.weight, F32, std 1 so they weigh against a tiny model's scores), the
+window (--swa, default 128) on even layers, post_attention_norm as the FFN's norm,
+a router with a bias, and experts (default 8, 2 a token, --expert-ffn default ffn)
+in --expert-dtype (default MXFP4, as the released models ship them) with F32
+biases [E, rows]. The experts' gate and up rows are large (std 3/sqrt(dim), down
+1/(4·sqrt(ffn))) so that SwiGLU-OAI's clamps at 7 bite on some elements.
+
 --dtype mixed cycles through the ABI 1.0 types, --dtype mixed-1.1 through the ten
 of ABI 1.1 (one model that meets each of them in the matmuls, the experts and the
 embeddings).
@@ -56,10 +64,11 @@ DTYPES_1_1 = ["IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M"
               "TQ1_0", "TQ2_0", "MXFP4"]
 DTYPES = DTYPES_1_0 + DTYPES_1_1
 MIXED = {"mixed": DTYPES_1_0, "mixed-1.1": DTYPES_1_1}  # what --dtype mixed* cycles through
-ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3")
+ARCHS = ("llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "gpt-oss")
 GEMMA = ("gemma2", "gemma3")
 QK_NORM = ("qwen3", "qwen3moe", "gemma3")
 ROUTER_STD = 4.0  # times 1/sqrt(dim): see the module's doc
+OAI_GATE_STD, OAI_DOWN_STD = 3.0, 0.25  # gpt-oss experts: times 1/sqrt(fan_in), see the module's doc
 
 
 def set_f16(blocks, offset, values):
@@ -220,7 +229,7 @@ def add_metadata(w, a):
     if a.experts:
         w.add_expert_count(a.experts)
         w.add_expert_used_count(a.experts_used)
-        if a.arch == "qwen3moe":
+        if a.arch in ("qwen3moe", "gpt-oss"):
             w.add_expert_feed_forward_length(a.expert_ffn)
     if a.yarn:
         # YaRN as llama.cpp reads it (SPEC/RUN.md): factor, training context, yarn_* keys
@@ -244,6 +253,8 @@ def add_metadata(w, a):
         w.add_sliding_window(a.swa)
         w.add_attn_logit_softcapping(a.attn_softcap)
         w.add_final_logit_softcapping(30.0 if a.final_softcap is None else a.final_softcap)
+    if a.arch == "gpt-oss":
+        w.add_sliding_window(a.swa)
     if a.arch == "gemma3":
         if a.swa:
             w.add_sliding_window(a.swa)
@@ -280,6 +291,7 @@ def rope_freqs(a, rng):
 def add_tensors(w, a, rng):
     choose = DtypeChooser(a.dtype)
     embd_choose = choose if a.embd_dtype == a.dtype else DtypeChooser(a.embd_dtype)
+    exp_choose = choose if a.expert_dtype == a.dtype else DtypeChooser(a.expert_dtype)
 
     def matrix(name, rows, k, std=None, chooser=choose, planes=0):
         m = rng.standard_normal((max(planes, 1) * rows, k), dtype=np.float32)
@@ -302,9 +314,18 @@ def add_tensors(w, a, rng):
         f = a.expert_ffn
         matrix(p + "ffn_gate_inp.weight", a.experts, a.dim, std=ROUTER_STD / np.sqrt(a.dim),
                chooser=lambda k: Q.F32)
-        matrix(p + "ffn_gate_exps.weight", f, a.dim, planes=a.experts)
-        matrix(p + "ffn_up_exps.weight", f, a.dim, planes=a.experts)
-        matrix(p + "ffn_down_exps.weight", a.dim, f, planes=a.experts)
+        if a.arch != "gpt-oss":
+            matrix(p + "ffn_gate_exps.weight", f, a.dim, planes=a.experts, chooser=exp_choose)
+            matrix(p + "ffn_up_exps.weight", f, a.dim, planes=a.experts, chooser=exp_choose)
+            matrix(p + "ffn_down_exps.weight", a.dim, f, planes=a.experts, chooser=exp_choose)
+            return
+        vector(p + "ffn_gate_inp.bias", a.experts, 0.0, 0.5)
+        big, small = OAI_GATE_STD / np.sqrt(a.dim), OAI_DOWN_STD / np.sqrt(f)
+        matrix(p + "ffn_gate_exps.weight", f, a.dim, std=big, planes=a.experts, chooser=exp_choose)
+        matrix(p + "ffn_up_exps.weight", f, a.dim, std=big, planes=a.experts, chooser=exp_choose)
+        matrix(p + "ffn_down_exps.weight", a.dim, f, std=small, planes=a.experts, chooser=exp_choose)
+        for n, rows in (("gate", f), ("up", f), ("down", a.dim)):
+            w.add_tensor(p + f"ffn_{n}_exps.bias", (0.2 * rng.standard_normal((a.experts, rows))).astype(np.float32))
 
     def vector(name, n, mean, std):
         w.add_tensor(name, (mean + std * rng.standard_normal(n)).astype(np.float32))
@@ -323,16 +344,20 @@ def add_tensors(w, a, rng):
             matrix(p + "attn_q.weight", q_dim, a.dim)
             matrix(p + "attn_k.weight", kv_dim, a.dim)
             matrix(p + "attn_v.weight", kv_dim, a.dim)
-        if a.arch == "qwen2":
+        if a.arch in ("qwen2", "gpt-oss"):
             for n, rows in (("q", q_dim), ("k", kv_dim), ("v", kv_dim)):
                 vector(p + f"attn_{n}.bias", rows, 0.0, 0.2)
         if a.arch in QK_NORM:
             vector(p + "attn_q_norm.weight", a.head_dim, 1.0, 0.1)
             vector(p + "attn_k_norm.weight", a.head_dim, 1.0, 0.1)
         matrix(p + "attn_output.weight", a.dim, q_dim)
-        if a.arch in GEMMA:
+        if a.arch == "gpt-oss":
+            vector(p + "attn_output.bias", a.dim, 0.0, 0.2)
+            vector(p + "attn_sinks.weight", a.heads, 0.0, 1.0)
+        if a.arch in GEMMA + ("gpt-oss",):  # gpt-oss: the FFN's norm, no ffn_norm
             vector(p + "post_attention_norm.weight", a.dim, 1.0, 0.1)
-        vector(p + "ffn_norm.weight", a.dim, 1.0, 0.1)
+        if a.arch != "gpt-oss":
+            vector(p + "ffn_norm.weight", a.dim, 1.0, 0.1)
         ffn(p)
         if a.arch in GEMMA:
             vector(p + "post_ffw_norm.weight", a.dim, 1.0, 0.1)
@@ -352,6 +377,8 @@ def parse_args(argv):
     p.add_argument("--dtype", choices=DTYPES + list(MIXED), default="F32",
                    help="type of the 2-D weight matrices")
     p.add_argument("--embd-dtype", choices=DTYPES + list(MIXED), help="default: --dtype")
+    p.add_argument("--expert-dtype", choices=DTYPES + list(MIXED),
+                   help="type of the expert stacks (default: MXFP4 for gpt-oss, else --dtype)")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--dim", type=int, default=256)
     p.add_argument("--ffn", type=int, default=512)
@@ -378,7 +405,8 @@ def parse_args(argv):
     p.add_argument("--experts", type=int, help="experts per layer (llama: 0 = dense; qwen3moe: default 8)")
     p.add_argument("--experts-used", type=int, default=2, help="experts a token uses")
     p.add_argument("--expert-ffn", type=int, help="an expert's ffn width (default: ffn / 2 for qwen3moe, ffn for llama)")
-    p.add_argument("--swa", type=int, default=4096, help="gemma2/3: attention.sliding_window (gemma3: 0 = none)")
+    p.add_argument("--swa", type=int, help="gemma2/3, gpt-oss: attention.sliding_window "
+                   "(default 4096, gpt-oss 128; gemma3: 0 = none)")
     p.add_argument("--attn-softcap", type=float, default=50.0, help="gemma2: attn_logit_softcapping")
     p.add_argument("--final-softcap", type=float,
                    help="gemma2 (default 30) / gemma3 (default: no key): final_logit_softcapping")
@@ -387,13 +415,18 @@ def parse_args(argv):
     p.add_argument("--verbose", action="store_true")
     a = p.parse_args(argv)
     a.embd_dtype = a.embd_dtype or a.dtype
+    a.expert_dtype = a.expert_dtype or ("MXFP4" if a.arch == "gpt-oss" else a.dtype)
+    if a.swa is None:
+        a.swa = 128 if a.arch == "gpt-oss" else 4096
     a.head_dim = a.head_dim or a.dim // a.heads
-    a.eps = a.eps if a.eps is not None else (1e-5 if a.arch in ("llama", "phi3") else 1e-6)
-    a.rope_base = a.rope_base or (1e4 if a.arch in ("llama", "gemma2", "phi3") else 1e6)  # gemma3: global layers
+    a.eps = a.eps if a.eps is not None else (1e-5 if a.arch in ("llama", "phi3", "gpt-oss") else 1e-6)
+    a.rope_base = a.rope_base or (1e4 if a.arch in ("llama", "gemma2", "phi3") else 1.5e5 if a.arch == "gpt-oss"
+                                  else 1e6)  # gemma3: global layers
+    moe_only = ("qwen3moe", "gpt-oss")
     if a.experts is None:
-        a.experts = 8 if a.arch == "qwen3moe" else 0
-    if a.arch in ("qwen2", "qwen3", "phi3") + GEMMA and a.experts or a.arch == "qwen3moe" and not a.experts:
-        p.error(f"{a.arch}: --experts must be {'0' if a.arch != 'qwen3moe' else '> 0'}")
+        a.experts = 8 if a.arch in moe_only else 0
+    if a.arch in ("qwen2", "qwen3", "phi3") + GEMMA and a.experts or a.arch in moe_only and not a.experts:
+        p.error(f"{a.arch}: --experts must be {'0' if a.arch not in moe_only else '> 0'}")
     a.expert_ffn = a.expert_ffn or (a.ffn // 2 if a.arch == "qwen3moe" else a.ffn)
     if a.experts and not 1 <= a.experts_used <= a.experts:
         p.error("--experts-used must be in 1..--experts")

@@ -46,6 +46,7 @@ static const struct arch_info ARCHES[] = {
 	{ "gemma2", ARCH_GEMMA2, GLLMK_ROPE_NEOX, false, false, false, true },
 	{ "gemma3", ARCH_GEMMA3, GLLMK_ROPE_NEOX, false, true, false, true },
 	{ "phi3", ARCH_PHI3, GLLMK_ROPE_NEOX, false, false, false, false },
+	{ "gpt-oss", ARCH_GPTOSS, GLLMK_ROPE_NEOX, true, false, true, false },
 };
 
 /* "<arch>.<suffix>" into buf. */
@@ -187,11 +188,12 @@ static int read_arch(struct run_model *m, struct run_error *e)
 			m->moe = ARCHES[i].moe;
 			m->gemma = ARCHES[i].gemma;
 			m->fused = ARCHES[i].arch == ARCH_PHI3;
+			m->gptoss = ARCHES[i].arch == ARCH_GPTOSS;
 			return 0;
 		}
 	}
 	return run_fail(e, RUN_E_UNSUPPORTED,
-			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3)",
+			"architecture '%.*s' is not one gllmk-run knows (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, gpt-oss)",
 			(int)(name.len > 64 ? 64 : name.len), name.ptr);
 }
 
@@ -214,7 +216,7 @@ static int read_experts(struct run_model *m, struct run_error *e)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: '%s' = %u: a mixture of experts needs 1..4096 experts", key, v);
 	hp->n_expert = v;
 	if (hp_int(m, "expert_used_count", -1, &hp->n_expert_used, e) ||
-	    hp_int(m, "expert_feed_forward_length", hp->n_ff, &hp->n_ff_exp, e))
+	    hp_int(m, "expert_feed_forward_length", m->gptoss ? -1 : hp->n_ff, &hp->n_ff_exp, e))
 		return e->status;
 	if (hp->n_expert_used > hp->n_expert)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: expert_used_count %lld > expert_count %lld",
@@ -280,12 +282,32 @@ static int read_gemma(struct run_model *m, struct run_error *e)
 	return 0;
 }
 
+/* gpt-oss as llama.cpp reads it: the window (attention.sliding_window,
+ * required) on every other layer starting with layer 0, the scores' scale
+ * 1/sqrt(head size), which is also the rotated size. */
+static int read_gptoss(struct run_model *m, struct run_error *e)
+{
+	struct run_hparams *hp = &m->hp;
+
+	if (!m->gptoss)
+		return 0;
+	if (hp_int(m, "attention.sliding_window", -1, &hp->n_swa, e))
+		return e->status;
+	hp->swa_pattern = 2;
+	if (hp->n_rot != hp->head_dim || hp->head_dim_v != hp->head_dim)
+		return run_fail(e, RUN_E_UNSUPPORTED,
+				"gpt-oss: rope.dimension_count %lld, key_length %lld and value_length %lld must be equal",
+				(long long)hp->n_rot, (long long)hp->head_dim, (long long)hp->head_dim_v);
+	return 0;
+}
+
 static int read_hparams(struct run_model *m, struct run_error *e)
 {
 	struct run_hparams *hp = &m->hp;
 
 	if (read_arch(m, e) || hp_int(m, "block_count", -1, &hp->n_layer, e) ||
-	    hp_int(m, "embedding_length", -1, &hp->n_embd, e) || hp_int(m, "feed_forward_length", -1, &hp->n_ff, e) ||
+	    hp_int(m, "embedding_length", -1, &hp->n_embd, e) ||
+	    hp_int(m, "feed_forward_length", m->gptoss ? 0 : -1, &hp->n_ff, e) ||
 	    hp_int(m, "attention.head_count", -1, &hp->n_head, e) ||
 	    hp_int(m, "attention.head_count_kv", hp->n_head, &hp->n_head_kv, e))
 		return e->status;
@@ -298,7 +320,7 @@ static int read_hparams(struct run_model *m, struct run_error *e)
 	    hp_float(m, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->eps, e) ||
 	    hp_float(m, "rope.freq_base", 10000.0f, &hp->rope_base, e) || read_rope_scaling(m, e))
 		return e->status;
-	if (read_experts(m, e) || read_gemma(m, e))
+	if (read_experts(m, e) || read_gemma(m, e) || read_gptoss(m, e))
 		return e->status;
 	if (hp->n_head % hp->n_head_kv)
 		return run_fail(e, RUN_E_BAD_INPUT, "metadata: head_count %lld is not a multiple of head_count_kv %lld",
@@ -395,6 +417,27 @@ static int bind_tensor(struct run_model *m, gllmk_tensor *view, const char *name
 	return bind_tensor3(m, view, name, 0, rows, cols, optional, e);
 }
 
+/* gpt-oss: an expert stack's biases, f32 [E, n] (what gllmk_matmul_id
+ * takes); a token reads k of the E rows. */
+static int bind_expert_bias(struct run_model *m, gllmk_tensor *view, const char *name, int64_t n,
+			    struct run_error *e)
+{
+	const struct gguf_tensor *t = gguf_find_tensor(m->gguf, name);
+
+	memset(view, 0, sizeof(*view));
+	if (!t)
+		return run_fail(e, RUN_E_BAD_INPUT, "tensor '%s' is missing (architecture %s)", name, m->arch_name);
+	if (check_shape(t, 0, m->hp.n_expert, n, e))
+		return e->status;
+	if (t->type != GLLMK_F32)
+		return run_fail(e, RUN_E_UNSUPPORTED, "tensor '%s': expert biases in %s; gllmk-run takes f32", name,
+				gguf_ggml_type_name(t->type) ? gguf_ggml_type_name(t->type) : "an unknown type");
+	m->weight_bytes_per_token += t->nbytes / (uint64_t)m->hp.n_expert * (uint64_t)m->hp.n_expert_used;
+	if (add_binding(m, view, t, false))
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	return 0;
+}
+
 /* The FFN: three matrices, or a router and three expert stacks. */
 static int bind_ffn(struct run_model *m, int64_t il, struct run_error *e)
 {
@@ -412,10 +455,19 @@ static int bind_ffn(struct run_model *m, int64_t il, struct run_error *e)
 			       bind_tensor(m, &l->w_down, n[2], hp->n_embd, hp->n_ff, false, e)
 		       ? e->status
 		       : 0;
-	return bind_tensor(m, &l->ffn_gate_inp, n[3], hp->n_expert, hp->n_embd, false, e) ||
-		       bind_tensor3(m, &l->ffn_gate_exps, n[4], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
-		       bind_tensor3(m, &l->ffn_up_exps, n[5], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
-		       bind_tensor3(m, &l->ffn_down_exps, n[6], hp->n_expert, hp->n_embd, hp->n_ff_exp, false, e)
+	if (bind_tensor(m, &l->ffn_gate_inp, n[3], hp->n_expert, hp->n_embd, false, e) ||
+	    bind_tensor3(m, &l->ffn_gate_exps, n[4], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
+	    bind_tensor3(m, &l->ffn_up_exps, n[5], hp->n_expert, hp->n_ff_exp, hp->n_embd, false, e) ||
+	    bind_tensor3(m, &l->ffn_down_exps, n[6], hp->n_expert, hp->n_embd, hp->n_ff_exp, false, e))
+		return e->status;
+	if (!m->gptoss)
+		return 0;
+	for (int i = 3; i < 7; i++) /* the same names' biases */
+		snprintf(n[i], sizeof(n[i]), "blk.%lld.%.*s.bias", (long long)il, (int)(strlen(parts[i]) - 7), parts[i]);
+	return bind_tensor(m, &l->ffn_gate_inp_b, n[3], 0, hp->n_expert, false, e) ||
+		       bind_expert_bias(m, &l->ffn_gate_exps_b, n[4], hp->n_ff_exp, e) ||
+		       bind_expert_bias(m, &l->ffn_up_exps_b, n[5], hp->n_ff_exp, e) ||
+		       bind_expert_bias(m, &l->ffn_down_exps_b, n[6], hp->n_embd, e)
 	       ? e->status
 	       : 0;
 }
@@ -464,8 +516,17 @@ static int bind_layer(struct run_model *m, int64_t il, struct run_error *e)
 	    bind_tensor(m, &l->wk, n[2], kv, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wv, n[3], vv, hp->n_embd, false, e) ||
 	    bind_tensor(m, &l->wo, n[4], hp->n_embd, o, false, e) ||
-	    bind_tensor(m, &l->ffn_norm, n[5], 0, hp->n_embd, false, e) || bind_ffn(m, il, e))
+	    bind_tensor(m, &l->ffn_norm, n[m->gptoss ? 11 : 5], 0, hp->n_embd, false, e) || bind_ffn(m, il, e))
 		return e->status;
+	if (m->gptoss) { /* its FFN's norm is post_attention_norm (bound above) */
+		char bo[64], sinks[64];
+
+		snprintf(bo, sizeof(bo), "blk.%lld.attn_output.bias", (long long)il);
+		snprintf(sinks, sizeof(sinks), "blk.%lld.attn_sinks.weight", (long long)il);
+		if (bind_tensor(m, &l->bo, bo, 0, hp->n_embd, false, e) ||
+		    bind_tensor(m, &l->sinks, sinks, 0, hp->n_head, false, e))
+			return e->status;
+	}
 	if (m->has_bias && (bind_tensor(m, &l->bq, n[6], 0, q, false, e) || bind_tensor(m, &l->bk, n[7], 0, kv, false, e) ||
 			    bind_tensor(m, &l->bv, n[8], 0, vv, false, e)))
 		return e->status;

@@ -22,7 +22,7 @@ enum run_exit {
 	RUN_E_UNSUPPORTED = 3, /* valid, but gllmk cannot run it */
 };
 
-enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3 };
+enum run_arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3MOE, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3, ARCH_GPTOSS };
 
 struct run_hparams {
 	int64_t n_layer, n_embd, n_ff, n_head, n_head_kv;
@@ -56,6 +56,10 @@ struct run_layer {
 	/* MoE: the router [E, n_embd] and the experts [E, n_ff_exp, n_embd] (gate,
 	 * up) and [E, n_embd, n_ff_exp] (down), in place of w_gate/w_up/w_down */
 	gllmk_tensor ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
+	/* gpt-oss: attn_output's bias [n_embd], the per-head attention sinks
+	 * [n_head], the router's bias [E] and the experts' biases [E, n_ff_exp]
+	 * (gate, up) and [E, n_embd] (down), all f32 */
+	gllmk_tensor bo, sinks, ffn_gate_inp_b, ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b;
 };
 
 /* A weight view to fill at bind time from its GGUF tensor. */
@@ -84,6 +88,7 @@ struct run_model {
 	bool moe; /* hp.n_expert > 0 */
 	bool gemma; /* embedding scale, post-norms, GEGLU, soft-caps, sliding-window layers */
 	bool fused; /* phi3: wqkv and w_gate_up */
+	bool gptoss; /* attn_output bias, sinks, router and expert biases, top-k then softmax, SwiGLU-OAI */
 	/* Buffers holding the weights: one wrapped mapping, or one per tensor. */
 	gllmk_buffer **bufs;
 	size_t n_bufs;
