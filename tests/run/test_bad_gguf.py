@@ -481,6 +481,74 @@ def phi3_cases(good):
     ]
 
 
+def gptoss(good, n_expert=4, n_ff_exp=32, window=4):
+    """The llama model as a valid gpt-oss one: keys renamed, the experts' count,
+    width and the window in the metadata; per layer q/k/v/output biases, sinks,
+    post_attention_norm in place of ffn_norm, a biased router and biased expert
+    stacks (MXFP4, as gpt-oss ships them) in place of ffn_gate/up/down."""
+    m = copy.deepcopy(good)
+    for kv in m.kvs:
+        if isinstance(kv, list) and kv[0].startswith('llama.'):
+            kv[0] = 'gpt-oss.' + kv[0][len('llama.'):]
+    m.kv('general.architecture')[2] = 'gpt-oss'
+    m.kvs += [['gpt-oss.expert_count', U32, n_expert], ['gpt-oss.expert_used_count', U32, 2],
+              ['gpt-oss.expert_feed_forward_length', U32, n_ff_exp],
+              ['gpt-oss.attention.sliding_window', U32, window]]
+    n_embd, n_head = m.kv('gpt-oss.embedding_length')[2], m.kv('gpt-oss.attention.head_count')[2]
+    n_kv = m.kv('gpt-oss.attention.head_count_kv')[2] * (n_embd // n_head)
+    rng = random.Random(6)
+
+    def add(name, ne, type_=F32):
+        n = 1
+        for d in ne:
+            n *= d
+        data = f32_data(rng, n) if type_ == F32 else bytes(n // BLOCK[type_][0] * BLOCK[type_][1])
+        m.tensors.append({'name': name, 'ne': ne, 'type': type_, 'data': data})
+    for i in range(m.kv('gpt-oss.block_count')[2]):
+        b = 'blk.%d.' % i
+        for name in ('ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down'):
+            m.drop_tensor(b + name + '.weight')
+        add_tensor(m, b + 'post_attention_norm.weight', [n_embd])
+        for name, n in (('attn_q.bias', n_embd), ('attn_k.bias', n_kv), ('attn_v.bias', n_kv),
+                        ('attn_output.bias', n_embd), ('attn_sinks.weight', n_head), ('ffn_gate_inp.bias', n_expert)):
+            add(b + name, [n])
+        add(b + 'ffn_gate_inp.weight', [n_embd, n_expert])
+        add(b + 'ffn_gate_exps.weight', [n_embd, n_ff_exp, n_expert], MXFP4)
+        add(b + 'ffn_up_exps.weight', [n_embd, n_ff_exp, n_expert], MXFP4)
+        add(b + 'ffn_down_exps.weight', [n_ff_exp, n_embd, n_expert], MXFP4)
+        add(b + 'ffn_gate_exps.bias', [n_ff_exp, n_expert])
+        add(b + 'ffn_up_exps.bias', [n_ff_exp, n_expert])
+        add(b + 'ffn_down_exps.bias', [n_embd, n_expert])
+    return m
+
+
+def gptoss_cases(good):
+    g = gptoss(good)
+
+    def f16_bias(m):  # the same bytes read as twice as many f16 values: a valid f16 tensor
+        t = m.tensor('blk.0.ffn_up_exps.bias')
+        t.update(type=1, data=t['data'][:len(t['data']) // 2])
+    return [
+        Case('gpt-oss runs', build(g)[0], status=0),
+        Case('gpt-oss without attn_sinks', variant(g, lambda m: m.drop_tensor('blk.0.attn_sinks.weight')),
+             expect=['blk.0.attn_sinks.weight'], model_level=True),
+        Case('gpt-oss without attn_output.bias', variant(g, lambda m: m.drop_tensor('blk.0.attn_output.bias')),
+             expect=['blk.0.attn_output.bias'], model_level=True),
+        Case('gpt-oss without ffn_down_exps.bias', variant(g, lambda m: m.drop_tensor('blk.0.ffn_down_exps.bias')),
+             expect=['blk.0.ffn_down_exps.bias'], model_level=True),
+        Case('gpt-oss without post_attention_norm',
+             variant(g, lambda m: m.drop_tensor('blk.0.post_attention_norm.weight')),
+             expect=['blk.0.post_attention_norm.weight'], model_level=True),
+        Case('gpt-oss ffn_up_exps.bias in f16', variant(g, f16_bias), status=3,
+             expect=['blk.0.ffn_up_exps.bias', 'f32'], model_level=True),
+        Case('gpt-oss without sliding_window', variant(g, lambda m: m.drop_kv('gpt-oss.attention.sliding_window')),
+             expect=['gpt-oss.attention.sliding_window'], model_level=True),
+        Case('gpt-oss without expert_feed_forward_length',
+             variant(g, lambda m: m.drop_kv('gpt-oss.expert_feed_forward_length')),
+             expect=['gpt-oss.expert_feed_forward_length'], model_level=True),
+    ]
+
+
 def experts(count, used):
     """Adds llama.expert_count (and expert_used_count unless None) to the metadata."""
     def add(m):
@@ -494,7 +562,7 @@ def all_cases(good):
     data, marks, offsets = build(good)
     return ([Case('valid model runs', data, status=0)] + truncation_cases(data, marks) + header_cases(good)
             + kv_cases(good) + tensor_cases(good, offsets) + model_cases(good) + gemma2_cases(good)
-            + gemma3_cases(good) + phi3_cases(good))
+            + gemma3_cases(good) + phi3_cases(good) + gptoss_cases(good))
 
 
 def check(case, proc, reader_only):

@@ -54,6 +54,9 @@ CASES = [
     Case("phi3-F32-par3-longrope", ("--arch", "phi3", "--longrope", "16"), 3, 20),
     Case("gemma3-F32-par6", ("--arch", "gemma3", "--layers", "7", "--tied", "--swa", "4",
                              "--rope-scale", "4"), 6, 7, n=3),
+    # gpt-oss: attention sinks and the window through attention_varlen, biased experts
+    Case("gpt-oss-F32-par3", ("--arch", "gpt-oss", "--expert-dtype", "F32", "--swa", "4", "--yarn", "4",
+                              "--yarn-orig-ctx", "64"), 3, 20),
 ]
 
 
