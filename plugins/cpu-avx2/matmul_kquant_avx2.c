@@ -276,9 +276,9 @@ static DOT_ALWAYS_INLINE __m256i iq_chunk(struct iq_sub s, int entry_bytes, int 
 			h[k] = _mm_insert_epi64(_mm_loadl_epi64((const __m128i *)s.entry[2 * k]),
 						(long long)iq_grid8(s.entry[2 * k + 1]), 1);
 		} else {
-			h[k] = _mm_cvtsi32_si128((int)iq_u32(s.entry[4 * k]));
-			for (int l = 1; l < 4; l++)
-				h[k] = _mm_insert_epi32(h[k], (int)iq_u32(s.entry[4 * k + l]), l);
+			/* not _mm_insert_epi32 in a loop: its lane must be a constant */
+			h[k] = _mm_setr_epi32((int)iq_u32(s.entry[4 * k]), (int)iq_u32(s.entry[4 * k + 1]),
+					      (int)iq_u32(s.entry[4 * k + 2]), (int)iq_u32(s.entry[4 * k + 3]));
 		}
 	}
 

@@ -303,11 +303,11 @@ static inline __m512i grid4_bytes(const uint8_t (*grid)[4], const uint8_t *i)
 {
 	__m128i q[4];
 
-	for (int k = 0; k < 4; k++) {
-		q[k] = _mm_cvtsi32_si128((int)iq_u32(grid[i[4 * k]]));
-		for (int l = 1; l < 4; l++)
-			q[k] = _mm_insert_epi32(q[k], (int)iq_u32(grid[i[4 * k + l]]), l);
-	}
+	/* _mm_setr_epi32, not _mm_insert_epi32 in a loop: the insert's lane
+	 * must be a constant, which only an unrolled loop (-O3) makes it */
+	for (int k = 0; k < 4; k++, i += 4)
+		q[k] = _mm_setr_epi32((int)iq_u32(grid[i[0]]), (int)iq_u32(grid[i[1]]), (int)iq_u32(grid[i[2]]),
+				      (int)iq_u32(grid[i[3]]));
 	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_setr_m128i(q[0], q[1])), _mm256_setr_m128i(q[2], q[3]), 1);
 }
 
