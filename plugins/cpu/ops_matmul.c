@@ -171,9 +171,12 @@ static void dot_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t
 		for (int64_t m = 0; m < mn;)
 			m += dot_piece(j, wk, k0, len, m0 + m, mn - m, acc + m);
 	}
-	for (int64_t m = 0; m < mn; m++)
+	for (int64_t m = 0; m < mn; m++) {
+		float *y = y_at(j, m0 + m, n);
+
 		for (int r = 0; r < j->dot_rows; r++)
-			*y_at(j, m0 + m, n + r) = acc[m][r] + bias_of(j, n + r);
+			y[r] = acc[m][r] + bias_of(j, n + r);
+	}
 }
 
 static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
