@@ -423,48 +423,19 @@ static int ffn(struct run_state *s, const struct run_layer *l, int64_t il, int64
 	return call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h));
 }
 
-/* gpt-oss's mixture of experts: h = rms_norm(x) (post_attention_norm);
- * router logits = h·Wrᵀ + br; each token's k experts are its k largest
- * logits, weighted by the softmax over those k; every expert has biases on
- * gate, up and down, and its activation is SwiGLU-OAI (alpha 1.702, limit
- * 7); the down matmul sums the slots by their weights, the down bias
- * inside the weighted sum. */
-static int ffn_moe_oai(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
-{
-	const struct run_hparams *hp = &s->m->hp;
-	gllmk_context *c = s->ctx;
-	const int64_t k = hp->n_expert_used, F = hp->n_ff_exp, ids_shape[2] = { T, k };
-	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
-	gllmk_tensor router = act2(s, A_ROUTER, 0, T, hp->n_expert), w = act2(s, A_EXPERT_W, 0, T, k);
-	gllmk_tensor ids = gllmk_tensor_make(s->act, s->off[A_EXPERTS], GLLMK_I32, 2, ids_shape);
-	gllmk_tensor g = act3(s, A_GATE, T, k, F), u = act3(s, A_UP, T, k, F);
-	gllmk_tensor g2 = act2(s, A_GATE, 0, T * k, F), u2 = act2(s, A_UP, 0, T * k, F);
-	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp), .gating = GLLMK_GATING_SOFTMAX_AFTER };
-	const gllmk_glu_params gp = { .struct_size = sizeof(gp), .op = GLLMK_GLU_SWIGLU_OAI, .alpha = 1.702f, .limit = 7.0f };
-
-	if (call(e, "gllmk_rms_norm (post_attention_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
-	    call(e, "gllmk_matmul (ffn_gate_inp)", il, gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, &l->ffn_gate_inp_b)) ||
-	    call(e, "gllmk_moe_route", il, gllmk_moe_route(c, &ids, &w, &router, NULL, &rp)) ||
-	    call(e, "gllmk_matmul_id (ffn_gate_exps)", il,
-		 gllmk_matmul_id(c, &g, &h, &l->ffn_gate_exps, &ids, &l->ffn_gate_exps_b, NULL)) ||
-	    call(e, "gllmk_matmul_id (ffn_up_exps)", il,
-		 gllmk_matmul_id(c, &u, &h, &l->ffn_up_exps, &ids, &l->ffn_up_exps_b, NULL)) ||
-	    call(e, "gllmk_glu (swiglu_oai, experts)", il, gllmk_glu(c, &g2, &g2, &u2, &gp)) ||
-	    call(e, "gllmk_matmul_id (ffn_down_exps)", il,
-		 gllmk_matmul_id(c, &h, &g, &l->ffn_down_exps, &ids, &l->ffn_down_exps_b, &w)) ||
-	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
-		return e->status;
-	return 0;
-}
-
-/* The mixture of experts (Mixtral, Qwen3-MoE), on the device from router to
- * sum, no read-back: router logits = h·Wrᵀ; moe_route picks each token's k
- * experts by softmax probability and renormalizes their weights; the
- * experts' gate and up rows for every slot, swiglu, then down with the
- * slots summed by their weights in the same call. */
+/* The mixture of experts (Mixtral, Qwen3-MoE, gpt-oss), on the device from
+ * router to sum, no read-back: router logits = h·Wrᵀ; moe_route picks each
+ * token's k experts by softmax probability and renormalizes their weights;
+ * the experts' gate and up rows for every slot, swiglu, then down with the
+ * slots summed by their weights in the same call. gpt-oss: h is
+ * post_attention_norm's (bound as ffn_norm), the router and every expert
+ * have biases (the down bias inside the weighted sum), the k largest
+ * logits are softmaxed after the pick, and the activation is SwiGLU-OAI
+ * (alpha 1.702, limit 7). */
 static int ffn_moe(struct run_state *s, const struct run_layer *l, int64_t il, int64_t T, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
+	const bool oai = s->m->gptoss;
 	gllmk_context *c = s->ctx;
 	const int64_t k = hp->n_expert_used, F = hp->n_ff_exp, ids_shape[2] = { T, k };
 	gllmk_tensor x = act2(s, A_X, 0, T, hp->n_embd), h = act2(s, A_H, 0, T, hp->n_embd);
@@ -472,17 +443,24 @@ static int ffn_moe(struct run_state *s, const struct run_layer *l, int64_t il, i
 	gllmk_tensor ids = gllmk_tensor_make(s->act, s->off[A_EXPERTS], GLLMK_I32, 2, ids_shape);
 	gllmk_tensor g = act3(s, A_GATE, T, k, F), u = act3(s, A_UP, T, k, F);
 	gllmk_tensor g2 = act2(s, A_GATE, 0, T * k, F), u2 = act2(s, A_UP, 0, T * k, F);
-	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp), .gating = GLLMK_GATING_SOFTMAX, .norm = 1 };
+	const gllmk_moe_route_params rp = { .struct_size = sizeof(rp),
+					    .gating = oai ? GLLMK_GATING_SOFTMAX_AFTER : GLLMK_GATING_SOFTMAX,
+					    .norm = !oai };
+	const gllmk_glu_params gp = { .struct_size = sizeof(gp), .op = GLLMK_GLU_SWIGLU_OAI, .alpha = 1.702f, .limit = 7.0f };
 
-	if (s->m->gptoss)
-		return ffn_moe_oai(s, l, il, T, e);
-	if (call(e, "gllmk_rms_norm (ffn_norm)", il, gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
-	    call(e, "gllmk_matmul (ffn_gate_inp)", il, gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, NULL)) ||
+	if (call(e, oai ? "gllmk_rms_norm (post_attention_norm)" : "gllmk_rms_norm (ffn_norm)", il,
+		 gllmk_rms_norm(c, &h, &x, &l->ffn_norm, hp->eps)) ||
+	    call(e, "gllmk_matmul (ffn_gate_inp)", il,
+		 gllmk_matmul(c, &router, &h, &l->ffn_gate_inp, oai ? &l->ffn_gate_inp_b : NULL)) ||
 	    call(e, "gllmk_moe_route", il, gllmk_moe_route(c, &ids, &w, &router, NULL, &rp)) ||
-	    call(e, "gllmk_matmul_id (ffn_gate_exps)", il, gllmk_matmul_id(c, &g, &h, &l->ffn_gate_exps, &ids, NULL, NULL)) ||
-	    call(e, "gllmk_matmul_id (ffn_up_exps)", il, gllmk_matmul_id(c, &u, &h, &l->ffn_up_exps, &ids, NULL, NULL)) ||
-	    call(e, "gllmk_swiglu (experts)", il, gllmk_swiglu(c, &g2, &g2, &u2)) ||
-	    call(e, "gllmk_matmul_id (ffn_down_exps)", il, gllmk_matmul_id(c, &h, &g, &l->ffn_down_exps, &ids, NULL, &w)) ||
+	    call(e, "gllmk_matmul_id (ffn_gate_exps)", il,
+		 gllmk_matmul_id(c, &g, &h, &l->ffn_gate_exps, &ids, oai ? &l->ffn_gate_exps_b : NULL, NULL)) ||
+	    call(e, "gllmk_matmul_id (ffn_up_exps)", il,
+		 gllmk_matmul_id(c, &u, &h, &l->ffn_up_exps, &ids, oai ? &l->ffn_up_exps_b : NULL, NULL)) ||
+	    call(e, oai ? "gllmk_glu (swiglu_oai, experts)" : "gllmk_swiglu (experts)", il,
+		 oai ? gllmk_glu(c, &g2, &g2, &u2, &gp) : gllmk_swiglu(c, &g2, &g2, &u2)) ||
+	    call(e, "gllmk_matmul_id (ffn_down_exps)", il,
+		 gllmk_matmul_id(c, &h, &g, &l->ffn_down_exps, &ids, oai ? &l->ffn_down_exps_b : NULL, &w)) ||
 	    call(e, "gllmk_add (ffn residual)", il, gllmk_add(c, &x, &x, &h)))
 		return e->status;
 	return 0;
