@@ -23,7 +23,7 @@ import sys
 try:
     import jsonschema
 except ImportError:
-    sys.exit("check_probe.py: python3-jsonschema is missing (tools/install-deps installs it)")
+    sys.exit("check_probe.py: python3-jsonschema is missing (scripts/install-deps installs it)")
 
 # JSON feature name -> the /proc/cpuinfo flag that must agree with it.
 X86_FLAGS = {

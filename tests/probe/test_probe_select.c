@@ -1,5 +1,5 @@
 /* Prints the plugin gllmk_open(NULL) selects in this process, so the probe's
- * test can check that gllmk-probe reports the same one (tests/tools). */
+ * test can check that gllmk-probe reports the same one (check_probe.py). */
 #include <stdio.h>
 
 #include "gllmk.h"
