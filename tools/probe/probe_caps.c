@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "gllmk_plugin.h" /* GLLMK_OPS */
 #include "probe_report.h"
 #include "probe_tensor.h"
 
@@ -307,77 +308,118 @@ static gllmk_status try_moe_route(struct arena *a, const struct cap_arg *c)
 	return a->st ? a->st : gllmk_moe_route(a->ctx, ids, w, logits, bias, &p);
 }
 
-/* The weight dtypes (matmul, dequantize and get_rows take them all): the
- * rows of abi/gllmk_dtypes.def with WEIGHT 1. WEIGHT is a literal 0 or 1,
- * so pasting it picks a macro that keeps the row's entry or drops it. */
-#define IF_WEIGHT_1(...) __VA_ARGS__
-#define IF_WEIGHT_0(...)
-#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) IF_WEIGHT_##weight(WEIGHT_CAP(name, e))
+/* The weight dtypes (matmul, dequantize and get_rows take them all) and the
+ * K/V cache dtypes (kv_store, attention_ext): the rows of abi/gllmk_dtypes.def
+ * with WEIGHT 1, or KV 1. Each array below defines DTYPE_CAP to pick one
+ * column; the column is a literal 0 or 1, so pasting it picks a macro that
+ * keeps the row's entry or drops it. */
+#define IF_1(...) __VA_ARGS__
+#define IF_0(...)
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) DTYPE_CAP(weight, kv, name, e)
 #define FLOAT_PAIRS(X)                                                                     \
 	X(f32, GLLMK_F32, f16, GLLMK_F16) X(f32, GLLMK_F32, bf16, GLLMK_BF16)              \
 	X(f16, GLLMK_F16, f32, GLLMK_F32) X(bf16, GLLMK_BF16, f32, GLLMK_F32)              \
 	X(f16, GLLMK_F16, bf16, GLLMK_BF16) X(bf16, GLLMK_BF16, f16, GLLMK_F16)
-#define UNARY_OPS(X) X(silu) X(gelu_tanh) X(gelu_erf) X(relu) X(tanh) X(exp) X(sigmoid)
 
 #define CAP_MATMUL(n, dt) { "matmul:" #n, try_matmul, { .a = dt } },
 #define CAP_DEQUANT(n, dt) { "dequantize:" #n, try_transcode, { .a = dt, .b = GLLMK_F32, .unary = gllmk_dequantize } },
 #define CAP_GET_ROWS(n, dt) { "get_rows:" #n, try_get_rows, { .a = dt } },
+#define CAP_KV_STORE(n, dt) { "kv_store:" #n, try_kv_store, { .a = dt } },
+#define CAP_ATTENTION_EXT(n, dt) { "attention_ext:" #n, try_attention_ext, { .a = dt } },
 #define CAP_CONVERT(n, a_, m, b_) { "convert:" #n ">" #m, try_transcode, { .a = a_, .b = b_, .unary = gllmk_convert } },
-#define CAP_UNARY(op) { #op, try_unary, { .unary = gllmk_##op } },
+#define CAP_UNARY(op) { #op, try_unary, { .unary = gllmk_##op } }
 
-static const struct cap_try cap_tries[] = {
-#define WEIGHT_CAP CAP_MATMUL
+/* The variants tried per operator: one array caps_<op> for each op of
+ * GLLMK_OPS (abi/gllmk_plugin.h), in its order. cap_lists below is built
+ * from GLLMK_OPS, so an op added to the ABI without its array here fails to
+ * compile rather than going unprobed. */
+static const struct cap_try caps_matmul[] = {
+#define DTYPE_CAP(weight, kv, n, dt) IF_##weight(CAP_MATMUL(n, dt))
 #include "gllmk_dtypes.def"
-#undef WEIGHT_CAP
-	{ "gemm", try_gemm, { 0 } },
-#define WEIGHT_CAP CAP_DEQUANT
+#undef DTYPE_CAP
+};
+static const struct cap_try caps_gemm[] = { { "gemm", try_gemm, { 0 } } };
+static const struct cap_try caps_dequantize[] = {
+#define DTYPE_CAP(weight, kv, n, dt) IF_##weight(CAP_DEQUANT(n, dt))
 #include "gllmk_dtypes.def"
-#undef WEIGHT_CAP
+#undef DTYPE_CAP
+};
+static const struct cap_try caps_quantize[] = {
 	{ "quantize:q8_0", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_0, .unary = gllmk_quantize } },
 	{ "quantize:q8_K", try_transcode, { .a = GLLMK_F32, .b = GLLMK_Q8_K, .unary = gllmk_quantize } },
-	FLOAT_PAIRS(CAP_CONVERT)
-#define WEIGHT_CAP CAP_GET_ROWS
-#include "gllmk_dtypes.def"
-#undef WEIGHT_CAP
-	{ "add", try_binary, { .binary = gllmk_add, .variant = 1 } },
-	{ "mul", try_binary, { .binary = gllmk_mul, .variant = 1 } },
-	{ "scale", try_scale, { 0 } },
-	UNARY_OPS(CAP_UNARY)
-	{ "swiglu", try_binary, { .binary = gllmk_swiglu } },
-	{ "rms_norm", try_norm, { .variant = 0 } },
-	{ "layer_norm", try_norm, { .variant = 1 } },
-	{ "softmax", try_softmax, { 0 } },
+};
+static const struct cap_try caps_convert[] = { FLOAT_PAIRS(CAP_CONVERT) };
+static const struct cap_try caps_add[] = { { "add", try_binary, { .binary = gllmk_add, .variant = 1 } } };
+static const struct cap_try caps_mul[] = { { "mul", try_binary, { .binary = gllmk_mul, .variant = 1 } } };
+static const struct cap_try caps_scale[] = { { "scale", try_scale, { 0 } } };
+static const struct cap_try caps_silu[] = { CAP_UNARY(silu) };
+static const struct cap_try caps_gelu_tanh[] = { CAP_UNARY(gelu_tanh) };
+static const struct cap_try caps_gelu_erf[] = { CAP_UNARY(gelu_erf) };
+static const struct cap_try caps_relu[] = { CAP_UNARY(relu) };
+static const struct cap_try caps_tanh[] = { CAP_UNARY(tanh) };
+static const struct cap_try caps_exp[] = { CAP_UNARY(exp) };
+static const struct cap_try caps_swiglu[] = { { "swiglu", try_binary, { .binary = gllmk_swiglu } } };
+static const struct cap_try caps_rms_norm[] = { { "rms_norm", try_norm, { .variant = 0 } } };
+static const struct cap_try caps_layer_norm[] = { { "layer_norm", try_norm, { .variant = 1 } } };
+static const struct cap_try caps_softmax[] = { { "softmax", try_softmax, { 0 } } };
+static const struct cap_try caps_rope[] = {
 	{ "rope:normal", try_rope, { .variant = GLLMK_ROPE_NORMAL } },
 	{ "rope:neox", try_rope, { .variant = GLLMK_ROPE_NEOX } },
-	{ "rope_ext:normal", try_rope_ext, { .variant = GLLMK_ROPE_NORMAL } },
-	{ "rope_ext:neox", try_rope_ext, { .variant = GLLMK_ROPE_NEOX } },
-	{ "kv_store:f32", try_kv_store, { .a = GLLMK_F32 } },
-	{ "kv_store:f16", try_kv_store, { .a = GLLMK_F16 } },
-	{ "kv_store:bf16", try_kv_store, { .a = GLLMK_BF16 } },
-	{ "kv_store:q8_0", try_kv_store, { .a = GLLMK_Q8_0 } },
-	{ "kv_store:q4_0", try_kv_store, { .a = GLLMK_Q4_0 } },
+};
+static const struct cap_try caps_get_rows[] = {
+#define DTYPE_CAP(weight, kv, n, dt) IF_##weight(CAP_GET_ROWS(n, dt))
+#include "gllmk_dtypes.def"
+#undef DTYPE_CAP
+};
+static const struct cap_try caps_attention[] = {
 	{ "attention:f32", try_attention, { .a = GLLMK_F32 } },
 	{ "attention:f16", try_attention, { .a = GLLMK_F16 } },
 	{ "attention:paged-f16", try_attention, { .a = GLLMK_F16, .variant = 1 } },
-	{ "attention_ext:f32", try_attention_ext, { .a = GLLMK_F32 } },
-	{ "attention_ext:f16", try_attention_ext, { .a = GLLMK_F16 } },
-	{ "attention_ext:bf16", try_attention_ext, { .a = GLLMK_BF16 } },
-	{ "attention_ext:q8_0", try_attention_ext, { .a = GLLMK_Q8_0 } },
-	{ "attention_ext:q4_0", try_attention_ext, { .a = GLLMK_Q4_0 } },
-	{ "attention_varlen:f16", try_attention_varlen, { .a = GLLMK_F16 } },
-	{ "argmax", try_sample, { .variant = 0 } },
-	{ "sample", try_sample, { .variant = 1 } },
-	{ "matmul_id", try_matmul_id, { 0 } },
-	{ "matmul_batched", try_matmul_batched, { 0 } },
-	{ "clamp", try_clamp_softcap, { .variant = 0 } },
-	{ "softcap", try_clamp_softcap, { .variant = 1 } },
-	{ "glu", try_glu, { 0 } },
-	{ "top_k", try_top_k, { 0 } },
-	{ "moe_route", try_moe_route, { 0 } },
 };
+static const struct cap_try caps_argmax[] = { { "argmax", try_sample, { .variant = 0 } } };
+static const struct cap_try caps_sample[] = { { "sample", try_sample, { .variant = 1 } } };
+static const struct cap_try caps_rope_ext[] = {
+	{ "rope_ext:normal", try_rope_ext, { .variant = GLLMK_ROPE_NORMAL } },
+	{ "rope_ext:neox", try_rope_ext, { .variant = GLLMK_ROPE_NEOX } },
+};
+static const struct cap_try caps_attention_ext[] = {
+#define DTYPE_CAP(weight, kv, n, dt) IF_##kv(CAP_ATTENTION_EXT(n, dt))
+#include "gllmk_dtypes.def"
+#undef DTYPE_CAP
+};
+static const struct cap_try caps_attention_varlen[] = {
+	{ "attention_varlen:f16", try_attention_varlen, { .a = GLLMK_F16 } },
+};
+static const struct cap_try caps_kv_store[] = {
+#define DTYPE_CAP(weight, kv, n, dt) IF_##kv(CAP_KV_STORE(n, dt))
+#include "gllmk_dtypes.def"
+#undef DTYPE_CAP
+};
+static const struct cap_try caps_top_k[] = { { "top_k", try_top_k, { 0 } } };
+static const struct cap_try caps_moe_route[] = { { "moe_route", try_moe_route, { 0 } } };
+static const struct cap_try caps_matmul_id[] = { { "matmul_id", try_matmul_id, { 0 } } };
+static const struct cap_try caps_matmul_batched[] = { { "matmul_batched", try_matmul_batched, { 0 } } };
+static const struct cap_try caps_glu[] = { { "glu", try_glu, { 0 } } };
+static const struct cap_try caps_sigmoid[] = { CAP_UNARY(sigmoid) };
+static const struct cap_try caps_clamp[] = { { "clamp", try_clamp_softcap, { .variant = 0 } } };
+static const struct cap_try caps_softcap[] = { { "softcap", try_clamp_softcap, { .variant = 1 } } };
 
 #undef GLLMK_DTYPE
-_Static_assert(sizeof(cap_tries) / sizeof(cap_tries[0]) <= PROBE_MAX_CAPS, "PROBE_MAX_CAPS too small");
+
+#define CAPS_LEN(op) (sizeof(caps_##op) / sizeof(caps_##op[0]))
+
+struct cap_list {
+	const struct cap_try *tries;
+	size_t count;
+};
+
+#define CAP_LIST(op, fn) { caps_##op, CAPS_LEN(op) },
+static const struct cap_list cap_lists[] = { GLLMK_OPS(CAP_LIST) };
+#undef CAP_LIST
+
+#define CAP_COUNT(op, fn) +CAPS_LEN(op)
+_Static_assert(0 GLLMK_OPS(CAP_COUNT) <= PROBE_MAX_CAPS, "PROBE_MAX_CAPS too small");
+#undef CAP_COUNT
 
 static void run_one(gllmk_context *ctx, const struct cap_try *t, struct probe_cap *out)
 {
@@ -402,10 +444,13 @@ void probe_capabilities(struct probe_plugin_caps *caps, const struct probe_optio
 	if (probe_open_named(opt, plugin, &ctx, caps->open_error, sizeof(caps->open_error)) != GLLMK_OK)
 		return;
 	caps->opened = true;
-	for (i = 0; i < sizeof(cap_tries) / sizeof(cap_tries[0]); i++) {
-		run_one(ctx, &cap_tries[i], &caps->caps[i]);
-		caps->n_ok += caps->caps[i].status == GLLMK_OK;
+	for (i = 0; i < sizeof(cap_lists) / sizeof(cap_lists[0]); i++) {
+		for (size_t j = 0; j < cap_lists[i].count; j++) {
+			struct probe_cap *out = &caps->caps[caps->n_caps++];
+
+			run_one(ctx, &cap_lists[i].tries[j], out);
+			caps->n_ok += out->status == GLLMK_OK;
+		}
 	}
-	caps->n_caps = (int)i;
 	gllmk_close(ctx);
 }
