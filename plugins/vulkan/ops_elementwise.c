@@ -1,5 +1,5 @@
 /* add, mul, scale, the activations, swiglu and glu, clamp, softcap
- * (kernels/vulkan/elementwise.comp) and convert (convert.comp). */
+ * (kernels/vulkan/elementwise.comp). */
 #include "vk_plugin.h"
 #include "../glu_views.h"
 
@@ -14,7 +14,7 @@ struct ew_push {
 static gllmk_status ew_run2(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_t a, gllmk_t b, float s, float t)
 {
 	struct vk_call call = { 0 };
-	struct vk_rows r = vk_rows_of(a);
+	struct vk_rows r = vk_rows(a);
 	struct ew_push p = {
 		.n = r.n,
 		.d1 = r.d1,
@@ -24,10 +24,10 @@ static gllmk_status ew_run2(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk
 		.t = t,
 	};
 
-	p.y = vk_view_of(c, &call, 0, y, true);
-	p.a = vk_view_of(c, &call, 1, a, false);
+	p.y = vk_view(c, &call, 0, y, true);
+	p.a = vk_view(c, &call, 1, a, false);
 	if (b) {
-		p.b = vk_view_of(c, &call, 2, b, false);
+		p.b = vk_view(c, &call, 2, b, false);
 		p.b_step = b->shape[b->ndim - 1] == 1 ? 0 : 4;
 	}
 	return vk_dispatch(c, k, &call, &p, sizeof(p), vk_groups((uint64_t)r.n * r.rows, 256));
@@ -38,27 +38,28 @@ static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_
 	return ew_run2(c, k, y, a, b, s, 0.0f);
 }
 
-#define VK_UNARY_OP(name, KERNEL)                                  \
-	gllmk_status vk_##name(void *st, gllmk_t y, gllmk_t x)     \
+/* The macros take the function's full name, so grep finds vk_silu here. */
+#define VK_UNARY_OP(fn, KERNEL)                                       \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t x)            \
 	{                                                          \
 		return ew_run(st, KERNEL, y, x, NULL, 0.0f);       \
 	}
-#define VK_BINARY_OP(name, KERNEL)                                       \
-	gllmk_status vk_##name(void *st, gllmk_t y, gllmk_t a, gllmk_t b) \
+#define VK_BINARY_OP(fn, KERNEL)                                            \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t a, gllmk_t b)        \
 	{                                                                \
 		return ew_run(st, KERNEL, y, a, b, 0.0f);                \
 	}
 
-VK_UNARY_OP(silu, VK_KERNEL_EW_SILU)
-VK_UNARY_OP(gelu_tanh, VK_KERNEL_EW_GELU_TANH)
-VK_UNARY_OP(gelu_erf, VK_KERNEL_EW_GELU_ERF)
-VK_UNARY_OP(relu, VK_KERNEL_EW_RELU)
-VK_UNARY_OP(tanh, VK_KERNEL_EW_TANH)
-VK_UNARY_OP(exp, VK_KERNEL_EW_EXP)
-VK_UNARY_OP(sigmoid, VK_KERNEL_EW_SIGMOID)
-VK_BINARY_OP(add, VK_KERNEL_EW_ADD)
-VK_BINARY_OP(mul, VK_KERNEL_EW_MUL)
-VK_BINARY_OP(swiglu, VK_KERNEL_EW_SWIGLU)
+VK_UNARY_OP(vk_silu, VK_KERNEL_EW_SILU)
+VK_UNARY_OP(vk_gelu_tanh, VK_KERNEL_EW_GELU_TANH)
+VK_UNARY_OP(vk_gelu_erf, VK_KERNEL_EW_GELU_ERF)
+VK_UNARY_OP(vk_relu, VK_KERNEL_EW_RELU)
+VK_UNARY_OP(vk_tanh, VK_KERNEL_EW_TANH)
+VK_UNARY_OP(vk_exp, VK_KERNEL_EW_EXP)
+VK_UNARY_OP(vk_sigmoid, VK_KERNEL_EW_SIGMOID)
+VK_BINARY_OP(vk_add, VK_KERNEL_EW_ADD)
+VK_BINARY_OP(vk_mul, VK_KERNEL_EW_MUL)
+VK_BINARY_OP(vk_swiglu, VK_KERNEL_EW_SWIGLU)
 
 gllmk_status vk_scale(void *st, gllmk_t y, gllmk_t x, float s)
 {
@@ -94,36 +95,4 @@ gllmk_status vk_glu(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_g
 		up = &u;
 	}
 	return ew_run2(st, kernel[p->op], y, gate, up, p->alpha, p->limit);
-}
-
-/* ------------------------------------------------------------ convert */
-
-struct convert_push {
-	uint32_t n, d1, d2, rows;
-	struct vk_view y, x;
-};
-
-static int float_index(int32_t dtype)
-{
-	return dtype == GLLMK_F32 ? 0 : dtype == GLLMK_F16 ? 1 : 2;
-}
-
-static const enum vk_kernel convert_kernel[3][3] = {
-	{ VK_KERNEL_CONVERT_F32_F32, VK_KERNEL_CONVERT_F32_F16, VK_KERNEL_CONVERT_F32_BF16 },
-	{ VK_KERNEL_CONVERT_F16_F32, VK_KERNEL_CONVERT_F16_F16, VK_KERNEL_CONVERT_F16_BF16 },
-	{ VK_KERNEL_CONVERT_BF16_F32, VK_KERNEL_CONVERT_BF16_F16, VK_KERNEL_CONVERT_BF16_BF16 },
-};
-
-gllmk_status vk_convert(void *st, gllmk_t y, gllmk_t x)
-{
-	struct vk_ctx *c = st;
-	struct vk_call call = { 0 };
-	struct vk_rows r = vk_rows_of(x);
-	struct convert_push p = { .n = r.n, .d1 = r.d1, .d2 = r.d2, .rows = r.rows };
-	uint64_t per_row = y->dtype == GLLMK_F32 ? r.n : r.n / 2 + 1;
-
-	p.y = vk_view_of(c, &call, 0, y, true);
-	p.x = vk_view_of(c, &call, 1, x, false);
-	return vk_dispatch(c, convert_kernel[float_index(x->dtype)][float_index(y->dtype)], &call, &p, sizeof(p),
-			   vk_groups(per_row * r.rows, 256));
 }
