@@ -3,9 +3,9 @@
 #include "ocl_plugin.h"
 #include "../gpu_common/gpu_common.h"
 
-#define OCL_WEIGHT_ENTRY(e)                                                                           \
-	[e] = { OCL_KERNEL_DEQUANT_##e, OCL_KERNEL_GET_ROWS_##e, OCL_KERNEL_MATMUL_##e, OCL_KERNEL_MATVEC_##e, \
-		OCL_KERNEL_MATVEC_ID_##e },
+#define OCL_WEIGHT_ENTRY(e)                                                            \
+	[e] = { OCL_KERNEL_DEQUANT_##e, OCL_KERNEL_GET_ROWS_##e, OCL_KERNEL_MATMUL_##e, \
+		OCL_KERNEL_MATVEC_##e, OCL_KERNEL_MATVEC_ID_##e },
 const struct ocl_weight_kernels ocl_weight_kernels[GLLMK_DTYPE_LIMIT] = {
 #define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) GPU_IF_##weight(OCL_WEIGHT_ENTRY(e))
 #include "gllmk_dtypes.def"

@@ -29,15 +29,15 @@ static gllmk_status elementwise(void *st, enum ocl_kernel k, const char *op, gll
 }
 
 /* The macros take the function's full name, so grep finds ocl_silu here. */
-#define OCL_BINARY(fn, kernel, op)                                        \
-	gllmk_status fn(void *st, gllmk_t y, gllmk_t a, gllmk_t b)        \
-	{                                                                 \
-		return elementwise(st, kernel, op, y, a, b, 0.0f);        \
+#define OCL_BINARY(fn, kernel, op)                                 \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t a, gllmk_t b) \
+	{                                                          \
+		return elementwise(st, kernel, op, y, a, b, 0.0f); \
 	}
-#define OCL_UNARY(fn, kernel, op)                                         \
-	gllmk_status fn(void *st, gllmk_t y, gllmk_t x)                   \
-	{                                                                 \
-		return elementwise(st, kernel, op, y, x, NULL, 0.0f);     \
+#define OCL_UNARY(fn, kernel, op)                                     \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t x)               \
+	{                                                             \
+		return elementwise(st, kernel, op, y, x, NULL, 0.0f); \
 	}
 
 OCL_BINARY(ocl_add, OCL_KERNEL_EW_ADD, "gllmk_add")

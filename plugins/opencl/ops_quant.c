@@ -7,7 +7,7 @@
 #include "ocl_dtypes.h"
 #include "../gpu_common/gpu_common.h"
 
-/* y (f32 or the quantized output) from x, row by row: n elements per row,
+/* y (f32, the quantized output or convert's) from x, row by row: n elements per row,
  * `step` of them per work-item. */
 static gllmk_status by_rows(void *st, enum ocl_kernel k, const char *op, gllmk_t y, gllmk_t x, int64_t step)
 {
@@ -87,15 +87,7 @@ static const enum ocl_kernel convert_kernels[3][3] = {
 
 gllmk_status ocl_convert(void *st, gllmk_t y, gllmk_t x)
 {
-	struct ocl_view vy = ocl_view(y), vx = ocl_view(x);
-	struct ocl_args args = ocl_args(st, convert_kernels[gpu_float_slot(x->dtype)][gpu_float_slot(y->dtype)]);
-	int64_t total = ocl_rows(&vy) * vy.d[3];
+	enum ocl_kernel k = convert_kernels[gpu_float_slot(x->dtype)][gpu_float_slot(y->dtype)];
 
-	ocl_arg_tensor(&args, &vy);
-	ocl_arg_tensor(&args, &vx);
-	ocl_arg_long(&args, vy.d[3]);
-	ocl_arg_long(&args, vy.d[1]);
-	ocl_arg_long(&args, vy.d[2]);
-	ocl_arg_long(&args, total);
-	return ocl_launch(&args, "gllmk_convert", (uint64_t)total);
+	return by_rows(st, k, "gllmk_convert", y, x, 1);
 }

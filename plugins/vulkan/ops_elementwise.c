@@ -39,15 +39,15 @@ static gllmk_status ew_run(struct vk_ctx *c, enum vk_kernel k, gllmk_t y, gllmk_
 }
 
 /* The macros take the function's full name, so grep finds vk_silu here. */
-#define VK_UNARY_OP(fn, KERNEL)                                       \
-	gllmk_status fn(void *st, gllmk_t y, gllmk_t x)            \
-	{                                                          \
-		return ew_run(st, KERNEL, y, x, NULL, 0.0f);       \
+#define VK_UNARY_OP(fn, KERNEL)                              \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t x)      \
+	{                                                    \
+		return ew_run(st, KERNEL, y, x, NULL, 0.0f); \
 	}
-#define VK_BINARY_OP(fn, KERNEL)                                            \
-	gllmk_status fn(void *st, gllmk_t y, gllmk_t a, gllmk_t b)        \
-	{                                                                \
-		return ew_run(st, KERNEL, y, a, b, 0.0f);                \
+#define VK_BINARY_OP(fn, KERNEL)                                   \
+	gllmk_status fn(void *st, gllmk_t y, gllmk_t a, gllmk_t b) \
+	{                                                          \
+		return ew_run(st, KERNEL, y, a, b, 0.0f);          \
 	}
 
 VK_UNARY_OP(vk_silu, VK_KERNEL_EW_SILU)
