@@ -4,28 +4,26 @@
 
 #include "vk_plugin.h"
 #include "vulkan/codebooks.h"
+#include "../gpu_common/gpu_common.h"
 
-/* VK_IF_<column>(x): x for a dtype whose .def column is 1. */
-#define VK_IF_0(x)
-#define VK_IF_1(x) x
 
 #define VK_WEIGHT_ENTRY(e)                                                                            \
 	[e] = { VK_KERNEL_DEQUANT_##e, VK_KERNEL_GET_ROWS_##e, VK_KERNEL_MATMUL_##e, VK_KERNEL_MATVEC_##e, \
 		VK_KERNEL_MATVEC_SG_##e, VK_KERNEL_MATVEC_ID_##e, VK_KERNEL_MATVEC_ID_SG_##e },
 const struct vk_weight_kernels vk_weight_kernels[GLLMK_DTYPE_LIMIT] = {
-#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) VK_IF_##weight(VK_WEIGHT_ENTRY(e))
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) GPU_IF_##weight(VK_WEIGHT_ENTRY(e))
 #include "gllmk_dtypes.def"
 #undef GLLMK_DTYPE
 };
 
 #define VK_KV_ENTRY(e) [e] = { VK_KERNEL_ATTENTION_##e, VK_KERNEL_ATTENTION_SG_##e, VK_KERNEL_KV_STORE_##e },
 const struct vk_kv_kernels vk_kv_kernels[GLLMK_DTYPE_LIMIT] = {
-#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) VK_IF_##kv(VK_KV_ENTRY(e))
+#define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) GPU_IF_##kv(VK_KV_ENTRY(e))
 #include "gllmk_dtypes.def"
 #undef GLLMK_DTYPE
 };
 
-struct vk_rows vk_rows_of(const gllmk_tensor *t)
+struct vk_rows vk_rows(const gllmk_tensor *t)
 {
 	int64_t d[4] = { 1, 1, 1, 1 };
 
@@ -39,7 +37,7 @@ struct vk_rows vk_rows_of(const gllmk_tensor *t)
 	};
 }
 
-struct vk_view vk_view_of(struct vk_ctx *c, struct vk_call *call, int slot, const gllmk_tensor *t, bool write)
+struct vk_view vk_view(struct vk_ctx *c, struct vk_call *call, int slot, const gllmk_tensor *t, bool write)
 {
 	uint32_t s[4] = { 0, 0, 0, 0 };
 

@@ -1,26 +1,9 @@
-/* Kernel launch helpers shared by every op: tensors folded to the kernels'
- * row addressing, arguments set in order, one 1-D NDRange with a fixed
- * group size (so the driver specialises each kernel once). */
+/* Kernel launches shared by every op: arguments set in order, one 1-D
+ * NDRange with a fixed group size (so the driver specialises each kernel
+ * once). */
 #include "ocl_plugin.h"
 
-struct ocl_view ocl_view(const gllmk_tensor *t)
-{
-	struct ocl_view v = { .mem = ocl_mem(t), .off = t->offset, .d = { 1, 1, 1, 1 } };
-	int pad = 4 - t->ndim;
-
-	for (int d = 0; d < t->ndim; d++)
-		v.d[pad + d] = t->shape[d];
-	for (int d = 0; d < t->ndim - 1; d++)
-		v.s[pad + d] = t->shape[d] == 1 ? 0 : t->stride[d];
-	return v;
-}
-
-int64_t ocl_rows(const struct ocl_view *v)
-{
-	return v->d[0] * v->d[1] * v->d[2];
-}
-
-struct ocl_args ocl_args(struct ocl_state *s, enum ocl_kernel_id k)
+struct ocl_args ocl_args(struct ocl_ctx *s, enum ocl_kernel k)
 {
 	return (struct ocl_args){ .s = s, .k = s->kernels[k] };
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "vk_plugin.h"
+#include "../gpu_common/gpu_common.h"
 
 #define VK_ATTN_DV_SLICE 256 /* output dims per workgroup (64 threads x 4) */
 /* Decode-shaped calls (few rows x heads) over long KV split the tokens over
@@ -264,29 +265,14 @@ static gllmk_status check_varlen(struct vk_ctx *c, struct attn_call *a, gllmk_t 
 		st = vk_read_raw(c, kv_len->buf->impl, kv_len->offset, len, 4u * S);
 	if (!st)
 		st = vk_read_raw(c, bt->buf->impl, bt->offset, table, bt_bytes);
-	if (!st && cu[0] != 0)
-		st = c->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[0] = %d, must be 0", a->fn, cu[0]);
-	for (uint32_t s = 0; !st && s < S; s++) {
-		const int32_t *row = (const int32_t *)((const char *)table + s * bt->stride[0]);
-		if (cu[s + 1] < cu[s] || cu[s + 1] > (int32_t)rows)
-			st = c->host->set_error(GLLMK_E_BOUNDS,
-						"%s: sequence %u: cu_q[%u] = %d after cu_q[%u] = %d (q has %u rows)",
-						a->fn, s, s + 1, cu[s + 1], s, cu[s], rows);
-		else if (len[s] < 0 || len[s] > P * B)
-			st = c->host->set_error(GLLMK_E_BOUNDS,
-						"%s: sequence %u: kv_len[%u] = %d, its block table holds %lld tokens",
-						a->fn, s, s, len[s], (long long)(P * B));
-		else if (len[s] > mask_cols)
-			st = c->host->set_error(GLLMK_E_BOUNDS, "%s: sequence %u: kv_len[%u] = %d, mask has %lld columns",
-						a->fn, s, s, len[s], (long long)mask_cols);
-		for (int64_t j = 0; !st && j < (len[s] + B - 1) / B; j++)
-			if (row[j] < 0 || row[j] >= nblk)
-				st = c->host->set_error(GLLMK_E_BOUNDS,
-							"%s: sequence %u: block_tables[%u, %lld] = %d, k has %lld blocks",
-							a->fn, s, s, (long long)j, row[j], (long long)nblk);
+	if (!st) {
+		const struct gpu_varlen v = {
+			.fn = a->fn, .seqs = S, .rows = rows, .page = B, .blocks = nblk, .pages = P,
+			.mask_cols = mask_cols, .cu_q = cu, .kv_len = len, .tables = table,
+			.table_words = bt->stride[0] / 4,
+		};
+		st = gpu_check_varlen(c->host, &v);
 	}
-	if (!st && cu[S] != (int32_t)rows)
-		st = c->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[%u] = %d, q has %u rows", a->fn, S, cu[S], rows);
 	free(table);
 	return st;
 }

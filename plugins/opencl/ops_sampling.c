@@ -3,7 +3,7 @@
  * once the kernel is done; uniform[] travels to the device with the call). */
 #include "ocl_plugin.h"
 
-static void logits_args(struct ocl_args *args, ocl_t ids, ocl_t x, int64_t *rows, int64_t *n)
+static void logits_args(struct ocl_args *args, gllmk_t ids, gllmk_t x, int64_t *rows, int64_t *n)
 {
 	*rows = x->ndim == 1 ? 1 : x->shape[0];
 	*n = x->shape[x->ndim - 1];
@@ -14,9 +14,9 @@ static void logits_args(struct ocl_args *args, ocl_t ids, ocl_t x, int64_t *rows
 	ocl_arg_long(args, x->ndim == 1 ? 0 : x->stride[0]);
 }
 
-gllmk_status ocl_argmax(void *st, ocl_t ids, ocl_t x)
+gllmk_status ocl_argmax(void *st, gllmk_t ids, gllmk_t x)
 {
-	struct ocl_args args = ocl_args(st, OCLK_argmax);
+	struct ocl_args args = ocl_args(st, OCL_KERNEL_ARGMAX);
 	int64_t rows, n;
 
 	logits_args(&args, ids, x, &rows, &n);
@@ -24,10 +24,10 @@ gllmk_status ocl_argmax(void *st, ocl_t ids, ocl_t x)
 	return ocl_launch_rows(&args, "gllmk_argmax", (uint64_t)rows);
 }
 
-gllmk_status ocl_sample(void *st, ocl_t ids, ocl_t logits, const float *uniform, const gllmk_sample_params *p)
+gllmk_status ocl_sample(void *st, gllmk_t ids, gllmk_t logits, const float *uniform, const gllmk_sample_params *p)
 {
-	struct ocl_state *s = st;
-	struct ocl_args args = ocl_args(s, OCLK_sample);
+	struct ocl_ctx *s = st;
+	struct ocl_args args = ocl_args(s, OCL_KERNEL_SAMPLE);
 	int64_t rows = logits->ndim == 1 ? 1 : logits->shape[0], n = logits->shape[logits->ndim - 1];
 	cl_int err;
 	/* both released now; OpenCL keeps them until the kernel is done */
