@@ -1,8 +1,9 @@
 /* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
  *
  * Three paths, chosen by M and the ISA's kernel table:
- *  - large M (> SMALL_M, or SMALL_M_F32_ROWS for f32 weights with
- *    vec_dot_rows; rows evenly spaced): the GEMM framework, w as a
+ *  - large M (> SMALL_M, or small_m_limit's larger figure for f32, f16
+ *    and bf16 weights with the ISA's float tiles; rows evenly spaced): the
+ *    GEMM framework, w as a
  *    transposed B that its packing decodes (f32 weights are packed as they
  *    are), for every weight dtype. Quantized weights included: decoding a
  *    block of B once per kc×nc step costs less than the microkernel gains
@@ -37,6 +38,14 @@
  * blocks, 1.1-1.3× OpenBLAS) against the GEMM's 42-77 (0.63-0.7×), AVX-512
  * on 2 threads: the weights stream once, x stays in L2. */
 #define SMALL_M_F32_ROWS 32
+/* f16 and bf16 weights with vec_dot_tile go further still, up to this many
+ * rows per activation row of the tile (x_rows: 128 on AVX-512, 64 on AVX2):
+ * the GEMM must decode each weight into an f32 panel and pack it, which at
+ * M = 64 took 55 % of its time (perf, 8192×2048 f16 and bf16 on Zen 4), where
+ * the tiles read the 16-bit rows in place. M = 64, 8192×2048, 2 threads:
+ * 1.7× the GEMM on AVX-512, 1.25× on AVX2; the two meet near M = 256 on
+ * AVX-512 (4×4 tiles) and M = 128 on AVX2 (4×2). */
+#define SMALL_M_HALF_ROWS_PER_X_ROW 32
 #define GROUP_M SMALL_M_F32_ROWS /* activation rows a group of weight rows meets at a time */
 #define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
 #define VEC_TILE_N 8            /* weight rows a thread takes at a time (a multiple of dot_rows) */
@@ -308,6 +317,18 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 	return st;
 }
 
+/* The largest M the small-M paths take for weight dtype t (see the top). */
+static int64_t small_m_limit(const struct cpu_kernels *k, int32_t t)
+{
+	const struct cpu_matmul_kernel *mk = &k->matmul[t];
+
+	if (t == GLLMK_F32 && mk->vec_dot_rows)
+		return SMALL_M_F32_ROWS;
+	if ((t == GLLMK_F16 || t == GLLMK_BF16) && mk->vec_dot_tile)
+		return SMALL_M_HALF_ROWS_PER_X_ROW * mk->x_rows;
+	return SMALL_M;
+}
+
 gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	struct cpu_state *s = st;
@@ -323,9 +344,8 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	};
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
-	const int f32_rows = w->dtype == GLLMK_F32 && s->k->matmul[GLLMK_F32].vec_dot_rows;
 
-	if (j.m > (f32_rows ? SMALL_M_F32_ROWS : SMALL_M) && ldx >= 0 && ldy >= 0)
+	if (j.m > small_m_limit(s->k, w->dtype) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
 	if (s->k->matmul[w->dtype].vec_dot)
 		return matmul_vec_dot(s, &j);
