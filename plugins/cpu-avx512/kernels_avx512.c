@@ -73,5 +73,14 @@ const struct cpu_kernels avx512_kernels = AVX512_TABLE("avx512", avx512, /* no i
 #define AVX512_QGEMM                                                                       \
 	.qgemm = { .mr = AVX512_QGEMM_MR,                                                  \
 		   .ukernel = { { avx512vnni_qgemm_ukernel_sb32, avx512vnni_qgemm_ukernel_sb32_min }, \
-				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } } },
+				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } }, \
+		   .pack_b = { [GLLMK_Q4_0] = avx512_qgemm_pack_q4_0,                      \
+			       [GLLMK_IQ4_NL] = avx512_qgemm_pack_iq4_nl,                  \
+			       [GLLMK_Q8_0] = avx512_qgemm_pack_q8_0,                      \
+			       [GLLMK_IQ4_XS] = avx512_qgemm_pack_iq4_xs,                  \
+			       [GLLMK_Q4_K] = avx512_qgemm_pack_q4_K,                      \
+			       [GLLMK_Q5_K] = avx512_qgemm_pack_q5_K,                      \
+			       [GLLMK_Q6_K] = avx512_qgemm_pack_q6_K,                      \
+			       [GLLMK_Q3_K] = avx512_qgemm_pack_q3_K,                      \
+			       [GLLMK_Q2_K] = avx512_qgemm_pack_q2_K } },
 const struct cpu_kernels avx512_vnni_kernels = AVX512_TABLE("avx512-vnni", avx512vnni, AVX512_QGEMM);

@@ -105,10 +105,19 @@ typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, 
 #define CPU_QGEMM_NR 16
 typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
 				     int accumulate);
+/* Pack weight rows w, w + row_bytes, ... (rows of them, 1..CPU_QGEMM_NR),
+ * elements [0, kc) of each, into one B panel (ops_qgemm.h), rows past
+ * `rows` zero. The framework's packer (qgemm_pack.c, cpu_qgemm_pack_b)
+ * decodes any dtype t it supports; an ISA's packs one dtype, kc a multiple
+ * of 64, and writes the same bytes. */
+typedef void (*cpu_qgemm_pack_fn)(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc,
+				  void *dst);
 struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
+	/* Optional, per weight dtype (NULL: the framework's packer) */
+	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
 };
 
 struct cpu_kernels {

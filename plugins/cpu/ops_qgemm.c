@@ -21,7 +21,7 @@
 #include "fp16.h"
 #include "quant_blocks.h"
 
-#define KC_MAX 512              /* a multiple of QK_K */
+#define KC_MAX CPU_QGEMM_KC_MAX
 #define NC_MAX 4096
 #define QUANT_CHUNK 1024        /* activation elements encoded at a time */
 #define QGEMM_MR_MAX 16
@@ -49,7 +49,7 @@ struct qgemm_run {
 	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
 	int64_t kc, nc, tm, tn;
 	uint8_t *apack;
-	uint8_t *bbuf;                  /* per thread: a kc×nc B block, then one row's decode */
+	uint8_t *bbuf;                  /* per thread: a kc×nc B block */
 	int64_t thread_bytes;
 };
 
@@ -114,32 +114,16 @@ static void pack_a_task(void *arg, int64_t begin, int64_t end, int tid)
 /* ----------------------------------------------------------- B: w */
 
 /* Weight rows [n0, n0 + 16) (those below N), depths [p0, p0 + kc), into
- * one 16-row panel. */
-static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int64_t n0, uint8_t *dst,
-			 uint8_t *scratch)
+ * one 16-row panel: the ISA's packer for this dtype where it has one and kc
+ * is whole 64s of K, else the framework's. */
+static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int64_t n0, uint8_t *dst)
 {
 	const struct cpu_qgemm *g = r->g;
-	const int64_t sb = r->sb, nsb = kc / sb, rows = min64(g->n - n0, CPU_QGEMM_NR);
-	uint8_t *u = scratch;
-	float *scale = (float *)(scratch + KC_MAX), *off = scale + KC_MAX / 16;
+	const char *src = (const char *)g->w + n0 * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
+	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype];
+	const cpu_qgemm_pack_fn pack = isa_pack && kc % 64 == 0 ? isa_pack : cpu_qgemm_pack_b;
 
-	if (rows < CPU_QGEMM_NR)
-		memset(dst, 0, (size_t)(nsb * r->b_sb_bytes));
-	for (int64_t jj = 0; jj < rows; jj++) {
-		const char *src = (const char *)g->w + (n0 + jj) * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
-
-		r->f->decode(src, kc, u, scale, off);
-		for (int64_t s = 0; s < nsb; s++) {
-			uint8_t *d = dst + s * r->b_sb_bytes;
-			const uint8_t *us = u + s * sb;
-
-			for (int64_t j = 0; j < sb / 4; j++)
-				memcpy(d + (j * CPU_QGEMM_NR + jj) * 4, us + 4 * j, 4);
-			((f32_alias *)(d + CPU_QGEMM_NR * sb))[jj] = scale[s];
-			if (r->f->has_min)
-				((f32_alias *)(d + CPU_QGEMM_NR * sb + 4 * CPU_QGEMM_NR))[jj] = off[s];
-		}
-	}
+	pack(g->w_dtype, src, g->w_row_bytes, min64(g->n - n0, CPU_QGEMM_NR), kc, dst);
 }
 
 /* ------------------------------------------------------------- run */
@@ -165,7 +149,6 @@ static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
 	const int64_t mr = r->mr, nr = CPU_QGEMM_NR;
 	const int64_t row_blocks = ceil_div(g->m, mr), panels = ceil_div(g->n, nr);
 	uint8_t *bpack = r->bbuf + tid * r->thread_bytes;
-	uint8_t *scratch = bpack + r->thread_bytes - KC_MAX * 2;
 
 	for (int64_t t = begin; t < end; t++) {
 		const int64_t ti = t / r->tn, tj = t % r->tn;
@@ -180,7 +163,7 @@ static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
 				const int64_t bpanel = nsb * r->b_sb_bytes;
 
 				for (int64_t jr = 0; jr < nc; jr += nr)
-					pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel, scratch);
+					pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel);
 				for (int64_t ib = b0; ib < b1; ib++) {
 					const uint8_t *ap = r->apack + ib * r->a_panel_bytes + pc / r->sb * r->a_sb_bytes;
 					const int64_t rows = min64(g->m - ib * mr, mr);
@@ -225,7 +208,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	/* the grid's tn depends on N alone: every pass has this split of N */
 	cpu_gemm_grid(ceil_div(min64(g->m, M_PASS), r.mr), panels, threads, &r.tm, &r.tn);
 	r.nc = min64(r.nc, ceil_div(panels, r.tn) * CPU_QGEMM_NR);
-	r.thread_bytes = (r.nc / CPU_QGEMM_NR * (r.kc / r.sb) * r.b_sb_bytes + 2 * KC_MAX + 63) / 64 * 64;
+	r.thread_bytes = (r.nc / CPU_QGEMM_NR * (r.kc / r.sb) * r.b_sb_bytes + 63) / 64 * 64;
 
 	a_bytes = (size_t)(ceil_div(min64(g->m, M_PASS), r.mr) * r.a_panel_bytes);
 	b_bytes = (size_t)(r.thread_bytes * threads);

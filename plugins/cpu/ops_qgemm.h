@@ -42,6 +42,12 @@ struct cpu_qgemm_format {
 /* qgemm_pack.c: the format of dtype t, NULL when it has no int8 packing. */
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t);
 
+/* qgemm_pack.c: the framework's B packer (cpu_qgemm_pack_fn), any dtype
+ * with a format, kc up to CPU_QGEMM_KC_MAX; also the reference the ISAs'
+ * packers (struct cpu_qgemm_kernels, pack_b) are tested against. */
+#define CPU_QGEMM_KC_MAX 512    /* a multiple of QK_K */
+void cpu_qgemm_pack_b(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+
 struct cpu_qgemm {
 	int64_t m, n, k;
 	const float *x;

@@ -4,6 +4,8 @@
  * element per call, amortised over the M activation rows.
  * Layouts and formulas: SPEC/QUANT.md (ref/quant_ref.c decodes the same).
  */
+#include <string.h>
+
 #include "ops_qgemm.h"
 #include "fp16.h"
 #include "iq_subblocks.h"
@@ -332,4 +334,31 @@ const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 	case GLLMK_IQ1_M: return &iq1_m;
 	}
 	return NULL;
+}
+
+/* Decode each row, then interleave its sub-blocks' u into the panel's
+ * [sb/4][16][4] (4 bytes of K per row) and place its scales and offsets. */
+void cpu_qgemm_pack_b(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)
+{
+	typedef float f32_alias __attribute__((may_alias));
+	const struct cpu_qgemm_format *f = cpu_qgemm_format(t);
+	const int64_t sb = f->sb, nsb = kc / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	uint8_t u[CPU_QGEMM_KC_MAX];
+	float scale[CPU_QGEMM_KC_MAX / 16], off[CPU_QGEMM_KC_MAX / 16];
+
+	if (rows < CPU_QGEMM_NR)
+		memset(dst, 0, (size_t)(nsb * sb_bytes));
+	for (int64_t jj = 0; jj < rows; jj++) {
+		f->decode((const char *)w + jj * row_bytes, kc, u, scale, off);
+		for (int64_t s = 0; s < nsb; s++) {
+			uint8_t *d = (uint8_t *)dst + s * sb_bytes;
+			const uint8_t *us = u + s * sb;
+
+			for (int64_t j = 0; j < sb / 4; j++)
+				memcpy(d + (j * CPU_QGEMM_NR + jj) * 4, us + 4 * j, 4);
+			((f32_alias *)(d + CPU_QGEMM_NR * sb))[jj] = scale[s];
+			if (f->has_min)
+				((f32_alias *)(d + CPU_QGEMM_NR * sb + 4 * CPU_QGEMM_NR))[jj] = off[s];
+		}
+	}
 }

@@ -1,0 +1,297 @@
+/* The int8 GEMM's B packers (cpu_qgemm_pack_fn; panel layout:
+ * plugins/cpu/ops_qgemm.h) with AVX-512: the same bytes as the framework's
+ * cpu_qgemm_pack_b (plugins/cpu/qgemm_pack.c, the reference), without its
+ * per-row scalar decode and 4-byte interleave.
+ *
+ * For each 64 elements of K: every row's 64 u bytes are decoded into one zmm
+ * (nibbles and code books by shifts, masks and vpshufb), the 16 rows ×
+ * 16 dwords are transposed in registers, and each result (one 4-byte group
+ * of K across the 16 rows) is one 64-byte store into its sub-block. The
+ * scales are computed as the C decoders compute them (F16C converts the
+ * f16s exactly as fp16.h does), one float multiply each, so they are
+ * bit-identical.
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "avx512_kernels.h"
+#include "cpu_kernels.h"
+#include "quant_blocks.h"
+
+#define NR CPU_QGEMM_NR
+
+/* Decode elements [64·c, 64·c + 64) of one weight row into u (the
+ * returned zmm) and the scales (and offsets) of its 64/sb sub-blocks into
+ * scale[NR·s], off[NR·s]. */
+typedef __m512i (*chunk_decoder)(const uint8_t *row, int64_t c, float *scale, float *off);
+
+/* ------------------------------------------------------ panel body */
+
+/* r[j] becomes dword j of every r[i] (i = 0..15), r[i] being row i. */
+static inline __attribute__((always_inline)) void transpose_16x16_epi32(__m512i r[16])
+{
+	__m512i t[16];
+
+	/* 4×4 blocks within each 128-bit lane: 32-bit, then 64-bit interleaves */
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+	}
+	for (int i = 0; i < 16; i += 4) {
+		r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+		r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+		r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+		r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+	}
+	/* r[4q + i], lane L: dword 4L + i of rows 4q..4q+3; gather the lanes */
+	for (int i = 0; i < 4; i++) {
+		const __m512i a0 = _mm512_shuffle_i32x4(r[i], r[4 + i], 0x88);
+		const __m512i a1 = _mm512_shuffle_i32x4(r[i], r[4 + i], 0xdd);
+		const __m512i b0 = _mm512_shuffle_i32x4(r[8 + i], r[12 + i], 0x88);
+		const __m512i b1 = _mm512_shuffle_i32x4(r[8 + i], r[12 + i], 0xdd);
+
+		t[i] = _mm512_shuffle_i32x4(a0, b0, 0x88);
+		t[4 + i] = _mm512_shuffle_i32x4(a1, b1, 0x88);
+		t[8 + i] = _mm512_shuffle_i32x4(a0, b0, 0xdd);
+		t[12 + i] = _mm512_shuffle_i32x4(a1, b1, 0xdd);
+	}
+	for (int i = 0; i < 16; i++)
+		r[i] = t[i];
+}
+
+static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, int64_t row_bytes, int64_t rows,
+							     int64_t kc, uint8_t *dst, const int sb, const int has_min,
+							     chunk_decoder decode)
+{
+	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
+
+	for (int64_t c = 0; c < kc / 64; c++) {
+		uint8_t *d = dst + c * (64 / sb) * sb_bytes;
+		__m512i u[NR];
+		float scale[4 * NR], off[4 * NR];
+
+		if (rows < NR) {
+			memset(scale, 0, sizeof(scale));
+			memset(off, 0, sizeof(off));
+		}
+		for (int64_t r = 0; r < NR; r++)
+			u[r] = r < rows ? decode(w + r * row_bytes, c, scale + r, off + r) : _mm512_setzero_si512();
+		transpose_16x16_epi32(u);
+		/* u[j]: bytes 4j..4j+3 of the 64, sub-block 4j/sb, group (4j mod sb)/4 */
+		for (int j = 0; j < 16; j++)
+			_mm512_storeu_si512(d + 4 * j / sb * sb_bytes + 4 * j % sb / 4 * 4 * NR, u[j]);
+		for (int s = 0; s < 64 / sb; s++) {
+			_mm512_storeu_ps(d + s * sb_bytes + NR * sb, _mm512_loadu_ps(scale + NR * s));
+			if (has_min)
+				_mm512_storeu_ps(d + s * sb_bytes + NR * sb + 4 * NR, _mm512_loadu_ps(off + NR * s));
+		}
+	}
+}
+
+/* --------------------------------------------------- byte helpers */
+
+/* Two 16-byte groups a, b of nibble pairs (low: elements 0..15, high:
+ * 16..31, the q4_0 order) as [a & 15, a >> 4, b & 15, b >> 4]. */
+static inline __m512i nibbles_2x16(__m128i a, __m128i b)
+{
+	const __m256i v = _mm256_set_m128i(b, a), m = _mm256_set1_epi8(0x0f);
+	const __m256i lo = _mm256_and_si256(v, m), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m);
+	const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+
+	return _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+/* 32 bytes of nibble pairs (low: elements 0..31, high: 32..63, the q4_K
+ * order) as [v & 15, v >> 4]. */
+static inline __m512i nibbles_32(__m256i v)
+{
+	const __m256i m = _mm256_set1_epi8(0x0f);
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(v, m)),
+				  _mm256_and_si256(_mm256_srli_epi16(v, 4), m), 1);
+}
+
+/* iq4_nl's code book biased to unsigned (+128), through vpshufb. */
+static inline __m512i iq4_lookup(__m512i nib)
+{
+	const __m128i book = _mm_xor_si128(_mm_loadu_si128((const __m128i *)iq4nl_values), _mm_set1_epi8(-128));
+
+	return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(book), nib);
+}
+
+/* -------------------------------------- 32-element blocks: two a chunk */
+
+static inline __m512i decode_q4_0(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q4_0 *x = (const struct block_q4_0 *)row + 2 * c;
+
+	(void)off;
+	scale[0] = _cvtsh_ss(x[0].d);
+	scale[NR] = _cvtsh_ss(x[1].d);
+	return nibbles_2x16(_mm_loadu_si128((const __m128i *)x[0].qs), _mm_loadu_si128((const __m128i *)x[1].qs));
+}
+
+static inline __m512i decode_iq4_nl(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_iq4_nl *x = (const struct block_iq4_nl *)row + 2 * c;
+
+	(void)off;
+	scale[0] = _cvtsh_ss(x[0].d);
+	scale[NR] = _cvtsh_ss(x[1].d);
+	return iq4_lookup(
+		nibbles_2x16(_mm_loadu_si128((const __m128i *)x[0].qs), _mm_loadu_si128((const __m128i *)x[1].qs)));
+}
+
+/* q8_0: the signed quants biased to unsigned (xor 0x80). */
+static inline __m512i decode_q8_0(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q8_0 *x = (const struct block_q8_0 *)row + 2 * c;
+	const __m256i q0 = _mm256_loadu_si256((const __m256i *)x[0].qs);
+	const __m256i q1 = _mm256_loadu_si256((const __m256i *)x[1].qs);
+
+	(void)off;
+	scale[0] = _cvtsh_ss(x[0].d);
+	scale[NR] = _cvtsh_ss(x[1].d);
+	return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1), _mm512_set1_epi8(-128));
+}
+
+/* ------------------------------------ 256-element blocks: four chunks */
+
+/* iq4_xs: chunk c is 32-element sub-blocks 2q, 2q + 1 (q = c mod 4), scale
+ * d·(ls − 32) with ls 4 low bits from scales_l, 2 high from scales_h. */
+static inline __m512i decode_iq4_xs(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_iq4_xs *x = (const struct block_iq4_xs *)row + c / 4;
+	const int q = (int)(c % 4);
+	const float d = _cvtsh_ss(x->d);
+	const int ls0 = (x->scales_l[q] & 0x0f) | ((x->scales_h >> 4 * q) & 3) << 4;
+	const int ls1 = (x->scales_l[q] >> 4) | ((x->scales_h >> (4 * q + 2)) & 3) << 4;
+
+	(void)off;
+	scale[0] = d * (ls0 - 32);
+	scale[NR] = d * (ls1 - 32);
+	return iq4_lookup(nibbles_2x16(_mm_loadu_si128((const __m128i *)(x->qs + 32 * q)),
+				       _mm_loadu_si128((const __m128i *)(x->qs + 32 * q + 16))));
+}
+
+/* q4_K and q5_K: chunk q = c mod 4 is sub-blocks 2q, 2q + 1, scale d·sc,
+ * offset −dmin·m, as k4_scales in qgemm_pack.c. */
+static inline void k4_chunk_scales(const uint8_t *scales, uint16_t d16, uint16_t dmin16, int q, float *scale,
+				   float *off)
+{
+	const float d = _cvtsh_ss(d16), dmin = _cvtsh_ss(dmin16);
+
+	for (int h = 0; h < 2; h++) {
+		uint8_t sc, m;
+
+		k4_scale_min(2 * q + h, scales, &sc, &m);
+		scale[NR * h] = d * sc;
+		off[NR * h] = -(dmin * m);
+	}
+}
+
+static inline __m512i decode_q4_K(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q4_K *x = (const struct block_q4_K *)row + c / 4;
+	const int q = (int)(c % 4);
+
+	k4_chunk_scales(x->scales, x->d, x->dmin, q, scale, off);
+	return nibbles_32(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * q)));
+}
+
+/* q5_K: the fifth bit of element l of sub-block 2q + h is bit 2q + h of qh[l]. */
+static inline __m512i decode_q5_K(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q5_K *x = (const struct block_q5_K *)row + c / 4;
+	const int q = (int)(c % 4);
+	const __m256i qh = _mm256_loadu_si256((const __m256i *)x->qh);
+	const __mmask64 hi = (__mmask64)_mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(1 << 2 * q))) |
+			     (__mmask64)_mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(2 << 2 * q))) << 32;
+
+	k4_chunk_scales(x->scales, x->d, x->dmin, q, scale, off);
+	return _mm512_or_si512(nibbles_32(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * q))),
+			       _mm512_maskz_mov_epi8(hi, _mm512_set1_epi8(0x10)));
+}
+
+/* q6_K: chunk c is half c/2 mod 2, part c mod 2 of it: 4 low bits from 64
+ * ql bytes (low nibbles for part 0, high for 1), 2 high from 32 qh bytes
+ * (bits 0-1 and 2-3 for part 0, 4-5 and 6-7 for 1); four 16-element
+ * sub-blocks, scale d·sc. */
+static inline __m512i decode_q6_K(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q6_K *x = (const struct block_q6_K *)row + c / 4;
+	const int half = (int)(c % 4 / 2), part = (int)(c % 2);
+	const __m512i ql = _mm512_loadu_si512(x->ql + 64 * half);
+	const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * half));
+	const __m256i three = _mm256_set1_epi8(3);
+	const __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 4 * part), three);
+	const __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 4 * part + 2), three);
+	const __m512i h = _mm512_slli_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1), 4);
+	const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(ql, 4 * part), _mm512_set1_epi8(0x0f));
+	const float d = _cvtsh_ss(x->d);
+
+	(void)off;
+	for (int s = 0; s < 4; s++)
+		scale[NR * s] = d * x->scales[4 * (int)(c % 4) + s];
+	return _mm512_or_si512(lo, h);
+}
+
+/* q2_K and q3_K: chunk q = c mod 4 holds, for 32 elements each, bit pairs
+ * 2·(2q mod 4) and 2·(2q mod 4) + 2 of the 32 qs bytes of half q/2. */
+static inline __m512i crumbs_64(const uint8_t *qs, int q)
+{
+	const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (q / 2))), three = _mm256_set1_epi8(3);
+	const int shift = 4 * (q % 2);
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(_mm256_srli_epi16(v, shift), three)),
+				  _mm256_and_si256(_mm256_srli_epi16(v, shift + 2), three), 1);
+}
+
+/* q3_K: the third bit of element l of 32-element group 2q + h is bit
+ * 2q + h of hmask[l]; 16-element sub-blocks, scale d·(6-bit scale − 32). */
+static inline __m512i decode_q3_K(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q3_K *x = (const struct block_q3_K *)row + c / 4;
+	const int q = (int)(c % 4);
+	const __m256i hm = _mm256_loadu_si256((const __m256i *)x->hmask);
+	const __mmask64 hi = (__mmask64)_mm256_test_epi8_mask(hm, _mm256_set1_epi8((char)(1 << 2 * q))) |
+			     (__mmask64)_mm256_test_epi8_mask(hm, _mm256_set1_epi8((char)(2 << 2 * q))) << 32;
+	const float d = _cvtsh_ss(x->d);
+
+	(void)off;
+	for (int s = 0; s < 4; s++)
+		scale[NR * s] = d * q3_K_scale(x->scales, 4 * q + s);
+	return _mm512_or_si512(crumbs_64(x->qs, q), _mm512_maskz_mov_epi8(hi, _mm512_set1_epi8(4)));
+}
+
+/* q2_K: 16-element sub-blocks, scale d·(sc & 15), offset −dmin·(sc >> 4). */
+static inline __m512i decode_q2_K(const uint8_t *row, int64_t c, float *scale, float *off)
+{
+	const struct block_q2_K *x = (const struct block_q2_K *)row + c / 4;
+	const int q = (int)(c % 4);
+	const float d = _cvtsh_ss(x->d), dmin = _cvtsh_ss(x->dmin);
+
+	for (int s = 0; s < 4; s++) {
+		scale[NR * s] = d * (x->scales[4 * q + s] & 0x0f);
+		off[NR * s] = -(dmin * (x->scales[4 * q + s] >> 4));
+	}
+	return crumbs_64(x->qs, q);
+}
+
+/* --------------------------------------------------- the packers */
+
+#define QGEMM_PACK(name, sb, has_min, decoder)                                                              \
+	void name(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)         \
+	{                                                                                                   \
+		(void)t;                                                                                    \
+		pack_panel(w, row_bytes, rows, kc, dst, sb, has_min, decoder);                              \
+	}
+QGEMM_PACK(avx512_qgemm_pack_q4_0, 32, 0, decode_q4_0)
+QGEMM_PACK(avx512_qgemm_pack_iq4_nl, 32, 0, decode_iq4_nl)
+QGEMM_PACK(avx512_qgemm_pack_q8_0, 32, 0, decode_q8_0)
+QGEMM_PACK(avx512_qgemm_pack_iq4_xs, 32, 0, decode_iq4_xs)
+QGEMM_PACK(avx512_qgemm_pack_q4_K, 32, 1, decode_q4_K)
+QGEMM_PACK(avx512_qgemm_pack_q5_K, 32, 1, decode_q5_K)
+QGEMM_PACK(avx512_qgemm_pack_q6_K, 16, 0, decode_q6_K)
+QGEMM_PACK(avx512_qgemm_pack_q3_K, 16, 0, decode_q3_K)
+QGEMM_PACK(avx512_qgemm_pack_q2_K, 16, 1, decode_q2_K)
