@@ -27,7 +27,8 @@ struct bench_opts {
 	int threads;            /* 0: one per physical core */
 	int reps;               /* most timed repetitions per benchmark */
 	unsigned models;        /* bench_model_ids bits: models whose shapes run at M = 1 */
-	unsigned prefill;       /* the same, at M = 512 */
+	unsigned prefill;       /* the same, at M = prefill_m */
+	int prefill_m;          /* 0: 512 (8 with smoke) */
 	bool json;
 	bool smoke;
 };

@@ -375,7 +375,7 @@ void bench_cases_models(struct bench *b)
 			.md = &set[mi],
 			.m1 = (b->opt->models & set[mi].id) != 0,
 			.prefill = (b->opt->prefill & set[mi].id) != 0,
-			.big = b->opt->smoke ? SMOKE_MODEL_M_BIG : MODEL_M_BIG,
+			.big = b->opt->prefill_m ? b->opt->prefill_m : b->opt->smoke ? SMOKE_MODEL_M_BIG : MODEL_M_BIG,
 			.sgemm = &sgemm,
 		};
 

@@ -2,7 +2,7 @@
  * next to the machine's limits, measured at start.
  *
  *   gllmk-bench [--plugin NAME] [--plugin-dir DIR] [--threads N] [--filter SUBSTR]
- *               [--reps N] [--models LIST] [--prefill LIST] [--json] [--smoke]
+ *               [--reps N] [--models LIST] [--prefill LIST] [--prefill-m M] [--json] [--smoke]
  *
  * A Markdown table by default (ready for BENCHMARKS.md), one JSON document
  * with --json. --smoke runs tiny sizes in seconds: what CI runs; its figures
@@ -33,6 +33,7 @@ static void usage(FILE *f)
 		"  --models LIST      models whose matmul shapes run at M = 1: 1b, 8b, all or none\n"
 		"                     (default all)\n"
 		"  --prefill LIST     models whose layer shapes also run at M = 512 (default 1b)\n"
+		"  --prefill-m M      that M instead of 512 (a short prompt: 64)\n"
 		"  --json             one JSON document instead of the table\n"
 		"  --smoke            tiny sizes and %d repetitions: checks the tool, not the machine\n",
 		DEFAULT_REPS, SMOKE_REPS);
@@ -57,7 +58,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "reps", required_argument, NULL, 'r' },    { "json", no_argument, NULL, 'j' },
 		{ "smoke", no_argument, NULL, 's' },         { "help", no_argument, NULL, 'h' },
 		{ "models", required_argument, NULL, 'm' },  { "prefill", required_argument, NULL, 'P' },
-		{ 0 },
+		{ "prefill-m", required_argument, NULL, 'M' }, { 0 },
 	};
 	int c, reps = 0;
 
@@ -84,6 +85,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'P':
 			if (bench_parse_models(optarg, &o->prefill))
+				return -1;
+			break;
+		case 'M':
+			if (parse_int(optarg, 2, &o->prefill_m))
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
