@@ -119,6 +119,26 @@ static inline __m512i iq4_lookup(__m512i nib)
 	return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(book), nib);
 }
 
+/* Bit pairs of 32 bytes v, as 64: [(v >> shift) & 3, (v >> (shift + 2)) & 3]. */
+static inline __m512i bit_pairs_64(__m256i v, int shift)
+{
+	const __m256i three = _mm256_set1_epi8(3);
+
+	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(_mm256_srli_epi16(v, shift), three)),
+				  _mm256_and_si256(_mm256_srli_epi16(v, shift + 2), three), 1);
+}
+
+/* Bits b and b + 1 of 32 bytes, as 64: value where bit b (first 32) or bit
+ * b + 1 (last 32) is set, else 0. */
+static inline __m512i bits_64(const uint8_t *bytes, int b, char value)
+{
+	const __m256i v = _mm256_loadu_si256((const __m256i *)bytes);
+	const __mmask64 set = (__mmask64)_mm256_test_epi8_mask(v, _mm256_set1_epi8((char)(1 << b))) |
+			      (__mmask64)_mm256_test_epi8_mask(v, _mm256_set1_epi8((char)(2 << b))) << 32;
+
+	return _mm512_maskz_mov_epi8(set, _mm512_set1_epi8(value));
+}
+
 /* -------------------------------------- 32-element blocks: two a chunk */
 
 static inline __m512i decode_q4_0(const uint8_t *row, int64_t c, float *scale, float *off)
@@ -204,13 +224,10 @@ static inline __m512i decode_q5_K(const uint8_t *row, int64_t c, float *scale, f
 {
 	const struct block_q5_K *x = (const struct block_q5_K *)row + c / 4;
 	const int q = (int)(c % 4);
-	const __m256i qh = _mm256_loadu_si256((const __m256i *)x->qh);
-	const __mmask64 hi = (__mmask64)_mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(1 << 2 * q))) |
-			     (__mmask64)_mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(2 << 2 * q))) << 32;
 
 	k4_chunk_scales(x->scales, x->d, x->dmin, q, scale, off);
 	return _mm512_or_si512(nibbles_32(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * q))),
-			       _mm512_maskz_mov_epi8(hi, _mm512_set1_epi8(0x10)));
+			       bits_64(x->qh, 2 * q, 0x10));
 }
 
 /* q6_K: chunk c is half c/2 mod 2, part c mod 2 of it: 4 low bits from 64
@@ -223,10 +240,7 @@ static inline __m512i decode_q6_K(const uint8_t *row, int64_t c, float *scale, f
 	const int half = (int)(c % 4 / 2), part = (int)(c % 2);
 	const __m512i ql = _mm512_loadu_si512(x->ql + 64 * half);
 	const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * half));
-	const __m256i three = _mm256_set1_epi8(3);
-	const __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 4 * part), three);
-	const __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 4 * part + 2), three);
-	const __m512i h = _mm512_slli_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1), 4);
+	const __m512i h = _mm512_slli_epi16(bit_pairs_64(qh, 4 * part), 4); /* 0..3 << 4: no carry between bytes */
 	const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(ql, 4 * part), _mm512_set1_epi8(0x0f));
 	const float d = _cvtsh_ss(x->d);
 
@@ -240,11 +254,7 @@ static inline __m512i decode_q6_K(const uint8_t *row, int64_t c, float *scale, f
  * 2·(2q mod 4) and 2·(2q mod 4) + 2 of the 32 qs bytes of half q/2. */
 static inline __m512i crumbs_64(const uint8_t *qs, int q)
 {
-	const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * (q / 2))), three = _mm256_set1_epi8(3);
-	const int shift = 4 * (q % 2);
-
-	return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(_mm256_srli_epi16(v, shift), three)),
-				  _mm256_and_si256(_mm256_srli_epi16(v, shift + 2), three), 1);
+	return bit_pairs_64(_mm256_loadu_si256((const __m256i *)(qs + 32 * (q / 2))), 4 * (q % 2));
 }
 
 /* q3_K: the third bit of element l of 32-element group 2q + h is bit
@@ -253,15 +263,12 @@ static inline __m512i decode_q3_K(const uint8_t *row, int64_t c, float *scale, f
 {
 	const struct block_q3_K *x = (const struct block_q3_K *)row + c / 4;
 	const int q = (int)(c % 4);
-	const __m256i hm = _mm256_loadu_si256((const __m256i *)x->hmask);
-	const __mmask64 hi = (__mmask64)_mm256_test_epi8_mask(hm, _mm256_set1_epi8((char)(1 << 2 * q))) |
-			     (__mmask64)_mm256_test_epi8_mask(hm, _mm256_set1_epi8((char)(2 << 2 * q))) << 32;
 	const float d = _cvtsh_ss(x->d);
 
 	(void)off;
 	for (int s = 0; s < 4; s++)
 		scale[NR * s] = d * q3_K_scale(x->scales, 4 * q + s);
-	return _mm512_or_si512(crumbs_64(x->qs, q), _mm512_maskz_mov_epi8(hi, _mm512_set1_epi8(4)));
+	return _mm512_or_si512(crumbs_64(x->qs, q), bits_64(x->hmask, 2 * q, 4));
 }
 
 /* q2_K: 16-element sub-blocks, scale d·(sc & 15), offset −dmin·(sc >> 4). */
