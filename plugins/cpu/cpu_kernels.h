@@ -107,6 +107,10 @@ typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, 
 				     int accumulate);
 struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
+	/* 0: weights packed as unsigned bytes u (u8×s8 dots: vpdpbusd);
+	 * 1: as signed bytes u − c (s8×s8 dots: sdot, smull, vpmaddubsw with
+	 * the sign trick), ops_qgemm.h. */
+	int signed_w;
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
 };
