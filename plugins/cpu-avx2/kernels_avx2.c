@@ -24,15 +24,11 @@
 /* The int8 GEMM at large M (plugins/cpu/ops_qgemm.c): vpmaddubsw on the
  * signed packing, or AVX-VNNI's vpdpbusd on the unsigned one. */
 #define AVX2_QGEMM                                                                              \
-	{ .mr = AVX2_QGEMM_MR,                                                                  \
-	  .signed_w = 1,                                                                        \
-	  .ukernel = { { avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min },                \
-		       { avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min } } }
+	CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 1, avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min,    \
+			  avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min)
 #define AVXVNNI_QGEMM                                                                           \
-	{ .mr = AVX2_QGEMM_MR,                                                                  \
-	  .signed_w = 0,                                                                        \
-	  .ukernel = { { avxvnni_qgemm_u8_4x16_sb32, avxvnni_qgemm_u8_4x16_sb32_min },          \
-		       { avxvnni_qgemm_u8_4x16_sb16, avxvnni_qgemm_u8_4x16_sb16_min } } }
+	CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 0, avxvnni_qgemm_u8_4x16_sb32, avxvnni_qgemm_u8_4x16_sb32_min, \
+			  avxvnni_qgemm_u8_4x16_sb16, avxvnni_qgemm_u8_4x16_sb16_min)
 
 #define AVX2_KERNELS(dot, qgemm_kernels)                                                                       \
 	{                                                                                       \

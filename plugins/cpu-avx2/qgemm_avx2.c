@@ -112,19 +112,14 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 }
 
 /* One microkernel per sub-block size and offset kind (cpu_qgemm_kernels). */
-#define QGEMM_UKERNEL(name, sb, has_min)                                                              \
-	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
-	{                                                                                             \
-		qgemm_body(nsb, a, b, c, ldc, accumulate, sb, has_min);                               \
-	}
 #ifdef AVX2_VNNI
-QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32, 32, 0)
-QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32_min, 32, 1)
-QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16, 16, 0)
-QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16_min, 16, 1)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32, qgemm_body, 32, 0)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32_min, qgemm_body, 32, 1)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16, qgemm_body, 16, 0)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16_min, qgemm_body, 16, 1)
 #else
-QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32, 32, 0)
-QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32_min, 32, 1)
-QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16, 16, 0)
-QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16_min, 16, 1)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32, qgemm_body, 32, 0)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32_min, qgemm_body, 32, 1)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16, qgemm_body, 16, 0)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16_min, qgemm_body, 16, 1)
 #endif

@@ -20,15 +20,11 @@
 /* The int8 GEMM at large M (plugins/cpu/ops_qgemm.c), on the signed
  * packing: sdot, or smull + sadalp. */
 #define NEONDOT_QGEMM                                                                           \
-	{ .mr = NEON_QGEMM_DOT_MR,                                                              \
-	  .signed_w = 1,                                                                        \
-	  .ukernel = { { neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min },          \
-		       { neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min } } }
+	CPU_QGEMM_KERNELS(NEON_QGEMM_DOT_MR, 1, neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min, \
+			  neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min)
 #define NEON_QGEMM                                                                              \
-	{ .mr = NEON_QGEMM_MR,                                                                  \
-	  .signed_w = 1,                                                                        \
-	  .ukernel = { { neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min },                \
-		       { neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min } } }
+	CPU_QGEMM_KERNELS(NEON_QGEMM_MR, 1, neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min,    \
+			  neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min)
 
 #define NEON_KERNELS(dot, qgemm_kernels)                                                                       \
 	{                                                                                       \

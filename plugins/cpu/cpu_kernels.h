@@ -114,6 +114,16 @@ struct cpu_qgemm_kernels {
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
 };
+/* A table's .qgemm from its four microkernels. */
+#define CPU_QGEMM_KERNELS(mr_, signed_w_, sb32, sb32_min, sb16, sb16_min) \
+	{ .mr = (mr_), .signed_w = (signed_w_), .ukernel = { { sb32, sb32_min }, { sb16, sb16_min } } }
+/* Defines the microkernel `name` as body(nsb, a, b, c, ldc, accumulate,
+ * sb, has_min), an always_inline body whose sb and has_min are constants. */
+#define CPU_QGEMM_UKERNEL(name, body, sb, has_min)                                                    \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
+	{                                                                                             \
+		body(nsb, a, b, c, ldc, accumulate, sb, has_min);                                     \
+	}
 
 struct cpu_kernels {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */
