@@ -185,11 +185,12 @@ static void dot_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t
 static int64_t decode_groups(const struct matmul_job *j, int64_t n, int64_t end)
 {
 	const void *x = xq_row(j, 0);
+	const char *w = cpu_row(j->w, 0); /* rows w_stride apart (vec_dot_rows) */
 	float *y = y_at(j, 0, 0);
 	const int64_t first = n;
 
 	for (; n + j->dot_rows <= end; n += j->dot_rows)
-		j->vec_dot_rows(j->kdim, cpu_row(j->w, n), j->w_stride, x, y + n);
+		j->vec_dot_rows(j->kdim, w + n * j->w_stride, j->w_stride, x, y + n);
 	if (j->bias)
 		for (int64_t i = first; i < n; i++)
 			y[i] += j->bias[i];
