@@ -3,7 +3,8 @@
  * tables that differ only in the integer dot of the 32-element formats'
  * matmul: vpmaddubsw (any AVX2 CPU) and AVX-VNNI's vpdpbusd; open picks
  * one. The K-quants' (matmul_kquant_avx2.c, with the ternary and the
- * i-quants below 4 bits) are vpmaddubsw in both. */
+ * i-quants below 4 bits) are vpmaddubsw in both. The int8 GEMM's
+ * microkernels differ the same way (qgemm_avx2.c). */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -20,7 +21,16 @@
 /* ... with a vec_dot_tile of AVX2_KQ_X_ROWS activation rows (small M > 1) */
 #define AVX2_KQ_TILE_MATMUL(t) DOT_ROWS_TILE_MATMUL(Q8_K, avx2, t, AVX2_DOT_ROWS, AVX2_KQ_X_ROWS)
 
-#define AVX2_KERNELS(dot)                                                                       \
+/* The int8 GEMM at large M (plugins/cpu/ops_qgemm.c): vpmaddubsw on the
+ * signed packing, or AVX-VNNI's vpdpbusd on the unsigned one. */
+#define AVX2_QGEMM                                                                              \
+	CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 1, avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min,    \
+			  avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min)
+#define AVXVNNI_QGEMM                                                                           \
+	CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 0, avxvnni_qgemm_u8_4x16_sb32, avxvnni_qgemm_u8_4x16_sb32_min, \
+			  avxvnni_qgemm_u8_4x16_sb16, avxvnni_qgemm_u8_4x16_sb16_min)
+
+#define AVX2_KERNELS(dot, qgemm_kernels)                                                                       \
 	{                                                                                       \
 		.isa = "avx2",                                                                  \
 		.dequant_row = REF_DEQUANT_ROWS,                                                \
@@ -61,7 +71,8 @@
 		.mr = AVX2_SGEMM_MR,                                                            \
 		.nr = AVX2_SGEMM_NR,                                                            \
 		.sgemm_ukernel = avx2_sgemm_ukernel,                                            \
+		.qgemm = qgemm_kernels,                                                         \
 	}
 
-const struct cpu_kernels avx2_kernels = AVX2_KERNELS(avx2);
-const struct cpu_kernels avx2_vnni_kernels = AVX2_KERNELS(avx2vnni);
+const struct cpu_kernels avx2_kernels = AVX2_KERNELS(avx2, AVX2_QGEMM);
+const struct cpu_kernels avx2_vnni_kernels = AVX2_KERNELS(avx2vnni, AVXVNNI_QGEMM);

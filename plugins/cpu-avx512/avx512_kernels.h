@@ -35,15 +35,15 @@ void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b
 
 /* qgemm_pack_avx512.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn), one
  * per weight dtype, the same bytes as the framework's cpu_qgemm_pack_b. */
-void avx512_qgemm_pack_q4_0(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_iq4_nl(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q8_0(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_iq4_xs(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q4_K(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q5_K(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q6_K(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q3_K(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q2_K(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q4_0(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_iq4_nl(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q8_0(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_iq4_xs(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q4_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q5_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q6_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q3_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void avx512_qgemm_pack_q2_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
  * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */

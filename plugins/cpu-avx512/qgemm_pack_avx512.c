@@ -1,7 +1,7 @@
 /* The int8 GEMM's B packers (cpu_qgemm_pack_fn; panel layout:
- * plugins/cpu/ops_qgemm.h) with AVX-512: the same bytes as the framework's
- * cpu_qgemm_pack_b (plugins/cpu/qgemm_pack.c, the reference), without its
- * per-row scalar decode and 4-byte interleave.
+ * plugins/cpu/ops_qgemm.h, unsigned u for vpdpbusd) with AVX-512: the same
+ * bytes as the framework's cpu_qgemm_pack_b (plugins/cpu/qgemm_pack.c, the
+ * reference), without its per-row scalar decode and 4-byte interleave.
  *
  * For each 64 elements of K: every row's 64 u bytes are decoded into one zmm
  * (nibbles and code books by shifts, masks and vpshufb), the 16 rows ×
@@ -290,9 +290,8 @@ static inline __m512i decode_q2_K(const uint8_t *row, int64_t c, float *scale, f
 /* --------------------------------------------------- the packers */
 
 #define QGEMM_PACK(name, sb, has_min, decoder)                                                              \
-	void name(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)         \
+	void name(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)                    \
 	{                                                                                                   \
-		(void)t;                                                                                    \
 		pack_panel(w, row_bytes, rows, kc, dst, sb, has_min, decoder);                              \
 	}
 QGEMM_PACK(avx512_qgemm_pack_q4_0, 32, 0, decode_q4_0)

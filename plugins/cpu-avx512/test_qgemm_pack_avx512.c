@@ -60,8 +60,8 @@ static int check(const struct case_ *c, int64_t rows, int64_t kc)
 	memset(want, 0xaa, (size_t)panel_bytes);
 	memset(got, 0xaa, (size_t)panel_bytes);
 	memset(got, 0x55, (size_t)len); /* a byte the packer leaves differs */
-	cpu_qgemm_pack_b(c->t, w, row_bytes, rows, kc, want);
-	c->pack(c->t, w, row_bytes, rows, kc, got);
+	cpu_qgemm_pack_b(c->t, 0, w, row_bytes, rows, kc, want); /* unsigned, as vpdpbusd's */
+	c->pack(w, row_bytes, rows, kc, got);
 	bad = memcmp(want, got, (size_t)panel_bytes) != 0;
 	if (bad) {
 		int64_t i = 0;

@@ -2,7 +2,8 @@
  * AdvSIMD ones (a later designated initialiser wins; -Wno-override-init).
  * Two tables that differ only in the integer dot of the quantized matmul:
  * plain AdvSIMD (any AArch64 CPU) and the dot-product extension's sdot;
- * open picks one by HWCAP. */
+ * open picks one by HWCAP. The int8 GEMM's microkernels differ the same
+ * way (qgemm_neon.c). */
 #include "cpu_kernels.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
@@ -16,7 +17,16 @@
  * q8_K (256-element ones), NEON_DOT_ROWS weight rows a call. */
 #define NEON_MATMUL(vdt, isa, t) DOT_ROWS_MATMUL(vdt, isa, t, NEON_DOT_ROWS)
 
-#define NEON_KERNELS(dot)                                                                       \
+/* The int8 GEMM at large M (plugins/cpu/ops_qgemm.c), on the signed
+ * packing: sdot, or smull + sadalp. */
+#define NEONDOT_QGEMM                                                                           \
+	CPU_QGEMM_KERNELS(NEON_QGEMM_DOT_MR, 1, neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min, \
+			  neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min)
+#define NEON_QGEMM                                                                              \
+	CPU_QGEMM_KERNELS(NEON_QGEMM_MR, 1, neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min,    \
+			  neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min)
+
+#define NEON_KERNELS(dot, qgemm_kernels)                                                                       \
 	{                                                                                       \
 		.isa = "neon",                                                                  \
 		.dequant_row = REF_DEQUANT_ROWS,                                                \
@@ -53,7 +63,8 @@
 		.mr = NEON_SGEMM_MR,                                                            \
 		.nr = NEON_SGEMM_NR,                                                            \
 		.sgemm_ukernel = neon_sgemm_ukernel,                                            \
+		.qgemm = qgemm_kernels,                                                         \
 	}
 
-const struct cpu_kernels neon_kernels = NEON_KERNELS(neon);
-const struct cpu_kernels neon_dotprod_kernels = NEON_KERNELS(neondot);
+const struct cpu_kernels neon_kernels = NEON_KERNELS(neon, NEON_QGEMM);
+const struct cpu_kernels neon_dotprod_kernels = NEON_KERNELS(neondot, NEONDOT_QGEMM);

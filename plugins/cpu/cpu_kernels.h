@@ -106,19 +106,32 @@ typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, 
 typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
 				     int accumulate);
 /* Pack weight rows w, w + row_bytes, ... (rows of them, 1..CPU_QGEMM_NR),
- * elements [0, kc) of each, into one B panel (ops_qgemm.h), rows past
- * `rows` zero. The framework's packer (qgemm_pack.c, cpu_qgemm_pack_b)
- * decodes any dtype t it supports; an ISA's packs one dtype, kc a multiple
- * of 64, and writes the same bytes. */
-typedef void (*cpu_qgemm_pack_fn)(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc,
-				  void *dst);
+ * elements [0, kc) of each (kc a multiple of 64), into one B panel
+ * (ops_qgemm.h) the table's way (signed_w), rows past `rows` zero: the
+ * bytes the framework's packer (qgemm_pack.c, cpu_qgemm_pack_b) writes for
+ * the table's dtype. */
+typedef void (*cpu_qgemm_pack_fn)(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
+	/* 0: weights packed as unsigned bytes u (u8×s8 dots: vpdpbusd);
+	 * 1: as signed bytes u − c (s8×s8 dots: sdot, smull, vpmaddubsw with
+	 * the sign trick), ops_qgemm.h. */
+	int signed_w;
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
 };
+/* A table's .qgemm from its four microkernels. */
+#define CPU_QGEMM_KERNELS(mr_, signed_w_, sb32, sb32_min, sb16, sb16_min) \
+	{ .mr = (mr_), .signed_w = (signed_w_), .ukernel = { { sb32, sb32_min }, { sb16, sb16_min } } }
+/* Defines the microkernel `name` as body(nsb, a, b, c, ldc, accumulate,
+ * sb, has_min), an always_inline body whose sb and has_min are constants. */
+#define CPU_QGEMM_UKERNEL(name, body, sb, has_min)                                                    \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
+	{                                                                                             \
+		body(nsb, a, b, c, ldc, accumulate, sb, has_min);                                     \
+	}
 
 struct cpu_kernels {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */

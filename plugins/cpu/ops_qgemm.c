@@ -45,6 +45,7 @@ struct qgemm_run {
 	const struct cpu_qgemm_format *f;
 	cpu_qgemm_ukernel_fn ukernel;
 	int64_t mr, sb;
+	int w_bias;                     /* subtracted from u when packing: c (signed packing) or 0 */
 	int64_t a_sb_bytes, a_panel_bytes; /* packed A: per sub-block, per mr-row panel (all K) */
 	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
 	int64_t kc, nc, tm, tn;
@@ -89,7 +90,7 @@ static void pack_a_row(const struct qgemm_run *r, int64_t m, uint8_t *panel, int
 				if (r->f->has_min)
 					((f32_alias *)(d + sb * mr + 4 * mr))[ii] = xs * (float)sum;
 				else
-					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -r->f->c * sum;
+					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
 			}
 		}
 	}
@@ -121,9 +122,12 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 	const struct cpu_qgemm *g = r->g;
 	const char *src = (const char *)g->w + n0 * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
 	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype];
-	const cpu_qgemm_pack_fn pack = isa_pack && kc % 64 == 0 ? isa_pack : cpu_qgemm_pack_b;
+	const int64_t rows = min64(g->n - n0, CPU_QGEMM_NR);
 
-	pack(g->w_dtype, src, g->w_row_bytes, min64(g->n - n0, CPU_QGEMM_NR), kc, dst);
+	if (isa_pack && kc % 64 == 0)
+		isa_pack(src, g->w_row_bytes, rows, kc, dst);
+	else
+		cpu_qgemm_pack_b(g->w_dtype, r->w_bias, src, g->w_row_bytes, rows, kc, dst);
 }
 
 /* ------------------------------------------------------------- run */
@@ -197,6 +201,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	size_t a_bytes, b_bytes;
 
 	r.sb = r.f->sb;
+	r.w_bias = s->k->qgemm.signed_w ? r.f->c : 0;
 	r.ukernel = s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
 	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;

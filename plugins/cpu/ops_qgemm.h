@@ -21,6 +21,11 @@
  *   B, a CPU_QGEMM_NR-row weight panel, per sub-block: 16·sb bytes u as
  *      [sb/4][16][4]; 16 f32 scales; with a min, 16 f32 offsets. Rows
  *      past N are zero.
+ * The signed packing (cpu_qgemm_kernels.signed_w, for s8×s8 dots) stores
+ * the weights as s8 bytes u − c instead and xo = 0 (no min) or xs·Σxq
+ * (with a min, c = 0): the same sums, Σ w·x = scale·xs·Σ (u − c)·xq.
+ * Every format's u − c is in [−128, 127]: c = 128 for the u in [0, 255]
+ * (q8_0, iq4), u ≤ 31 where c = 0, u < 2·c for the others.
  */
 #ifndef GLLMK_CPU_OPS_QGEMM_H
 #define GLLMK_CPU_OPS_QGEMM_H
@@ -42,11 +47,13 @@ struct cpu_qgemm_format {
 /* qgemm_pack.c: the format of dtype t, NULL when it has no int8 packing. */
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t);
 
-/* qgemm_pack.c: the framework's B packer (cpu_qgemm_pack_fn), any dtype
- * with a format, kc up to CPU_QGEMM_KC_MAX; also the reference the ISAs'
+/* qgemm_pack.c: the framework's B packer, cpu_qgemm_pack_fn's for any
+ * dtype t with a format, kc up to CPU_QGEMM_KC_MAX, w_bias subtracted from
+ * u (c for the signed packing, else 0); also the reference the ISAs'
  * packers (struct cpu_qgemm_kernels, pack_b) are tested against. */
 #define CPU_QGEMM_KC_MAX 512    /* a multiple of QK_K */
-void cpu_qgemm_pack_b(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, int64_t rows, int64_t kc,
+		      void *dst);
 
 struct cpu_qgemm {
 	int64_t m, n, k;

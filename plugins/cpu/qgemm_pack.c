@@ -338,7 +338,8 @@ const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 
 /* Decode each row, then interleave its sub-blocks' u into the panel's
  * [sb/4][16][4] (4 bytes of K per row) and place its scales and offsets. */
-void cpu_qgemm_pack_b(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)
+void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, int64_t rows, int64_t kc,
+		      void *dst)
 {
 	typedef float f32_alias __attribute__((may_alias));
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(t);
@@ -350,6 +351,9 @@ void cpu_qgemm_pack_b(int32_t t, const void *w, int64_t row_bytes, int64_t rows,
 		memset(dst, 0, (size_t)(nsb * sb_bytes));
 	for (int64_t jj = 0; jj < rows; jj++) {
 		f->decode((const char *)w + jj * row_bytes, kc, u, scale, off);
+		if (w_bias) /* the signed packing: s8 bytes u − c, two's complement */
+			for (int64_t e = 0; e < kc; e++)
+				u[e] = (uint8_t)(u[e] - w_bias);
 		for (int64_t s = 0; s < nsb; s++) {
 			uint8_t *d = (uint8_t *)dst + s * sb_bytes;
 			const uint8_t *us = u + s * sb;

@@ -60,6 +60,11 @@ static const struct mm_case mm_cases[] = {
 	{ .m = 64, .n = 9, .k_elems = 8448, .bias = 1 },
 	{ .m = 65, .n = 35, .k_blocks = 9, .bias = 1, .x = X_PADDED, .w_padded = 1 },
 	{ .m = 129, .n = 19, .k_blocks = 7, .y_padded = 1 },
+	/* row counts every register block divides (64) or leaves one row of
+	 * (65), and a prompt-sized M with an edge panel in N */
+	{ .m = 64, .n = 32, .k_blocks = 4 },
+	{ .m = 65, .n = 17, .k_blocks = 3, .bias = 1 },
+	{ .m = 512, .n = 19, .k_blocks = 2 },
 	/* a long prompt: the int8 GEMM's weight panels met by many M tiles */
 	{ .m = 512, .n = 23, .k_blocks = 12, .bias = 1, .w_padded = 1 },
 };
