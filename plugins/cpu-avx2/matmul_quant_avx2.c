@@ -35,7 +35,11 @@ static inline __m256 row_block_q4_0(const struct block_q4_0 *w, struct x_block x
 	return row_block_offset(nibbles32(w->qs), x);
 }
 
-DEFINE_DOT_32(q8_0, block_q8_0, 0)
-DEFINE_DOT_32(q4_0, block_q4_0, 0)
-DEFINE_DOT_ENTRIES(ISA, q8_0, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q4_0, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)
+DEFINE_DOT_32(q8_0_rows, q8_0, block_q8_0, 0)
+DEFINE_DOT_32(q4_0_rows, q4_0, block_q4_0, 0)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q8_0, avx2_vec_dot_q8_0),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q8_0, avx2_vec_dot_rows_q8_0),
+		   q8_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q4_0, avx2_vec_dot_q4_0),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q4_0, avx2_vec_dot_rows_q4_0),
+		   q4_0_rows, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)

@@ -17,8 +17,10 @@ typedef void (*cpu_dequant_row_fn)(const void *src, float *dst, int64_t n);
 /* Encode n f32 elements (a multiple of the block) into a row of dtype t. */
 typedef void (*cpu_quant_row_fn)(const float *src, void *dst, int64_t n);
 /* Dot product of n elements: one weight row w (its dtype) with one
- * activation row xq already encoded in vec_dtype (see below). */
-typedef float (*cpu_vec_dot_fn)(int64_t n, const void *w, const void *xq);
+ * activation row xq already encoded in vec_dtype (see below). The dot
+ * kernels' types are function types, so that a header declares its
+ * kernels by name: cpu_vec_dot_fn avx2_vec_dot_q4_K, ...; */
+typedef float cpu_vec_dot_fn(int64_t n, const void *w, const void *xq);
 
 /* Elementwise, over n contiguous f32. y may equal x (in place). */
 typedef void (*cpu_unary_row_fn)(float *y, const float *x, int64_t n);
@@ -57,14 +59,14 @@ struct cpu_row_writers {
  * vec_dot(n, w + r·w_stride, xq) gives, up to f32 summation order. One call
  * shares the activation's loads and scales between the rows and gives the
  * core dot_rows independent chains (M = 1 streams the weights once). */
-typedef void (*cpu_vec_dot_rows_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
+typedef void cpu_vec_dot_rows_fn(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
 #define CPU_DOT_ROWS_MAX 8
 /* The same dot_rows weight rows against x_rows activation rows xq,
  * xq + xq_stride, ... (bytes): out[i·dot_rows + r] is row r against
  * activation row i. A register block for small M > 1 (several rows of
  * prompt): the weights are loaded once for x_rows activation rows. */
-typedef void (*cpu_vec_dot_tile_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, int64_t xq_stride,
-				    float *out);
+typedef void cpu_vec_dot_tile_fn(int64_t n, const void *w, int64_t w_stride, const void *xq, int64_t xq_stride,
+				 float *out);
 #define CPU_DOT_X_ROWS_MAX 8
 
 /* How matmul treats weight dtype t: activation rows are encoded once per call
@@ -76,10 +78,10 @@ typedef void (*cpu_vec_dot_tile_fn)(int64_t n, const void *w, int64_t w_stride, 
  * vec_dot_tile, x_rows (2..CPU_DOT_X_ROWS_MAX) activation rows a call. */
 struct cpu_matmul_kernel {
 	int32_t vec_dtype;
-	cpu_vec_dot_fn vec_dot;
-	cpu_vec_dot_rows_fn vec_dot_rows;
+	cpu_vec_dot_fn *vec_dot;
+	cpu_vec_dot_rows_fn *vec_dot_rows;
 	int dot_rows;
-	cpu_vec_dot_tile_fn vec_dot_tile;
+	cpu_vec_dot_tile_fn *vec_dot_tile;
 	int x_rows;
 };
 

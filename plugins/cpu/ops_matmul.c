@@ -51,12 +51,12 @@ struct matmul_job {
 	/* vec_dot path: row m of the encoded activations */
 	const char *xq;
 	int64_t xq_row_bytes;
-	cpu_vec_dot_fn vec_dot;
-	cpu_vec_dot_rows_fn vec_dot_rows; /* NULL: one row at a time */
+	cpu_vec_dot_fn *vec_dot;
+	cpu_vec_dot_rows_fn *vec_dot_rows; /* NULL: one row at a time */
 	int dot_rows;
 	int64_t w_stride;                 /* bytes between weight rows */
 	int64_t kc;                       /* K elements per vec_dot_rows call */
-	cpu_vec_dot_tile_fn vec_dot_tile; /* NULL: one activation row at a time */
+	cpu_vec_dot_tile_fn *vec_dot_tile; /* NULL: one activation row at a time */
 	int x_rows;
 };
 

@@ -12,6 +12,7 @@
  */
 #include "simd.h"
 #include "dot_float_simd.h"
+#include "dot_rows.h"
 
 #if VEC_WIDTH == 16
 #define X_ROWS DOT_FLOAT_X_ROWS_avx512
@@ -122,7 +123,7 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
 	{                                                                                           \
 		t##_tile(n, w, stride, x, xs, out, DOT_FLOAT_ROWS, X_ROWS);                         \
 	}                                                                                           \
-	DEFINE_DOT_ENTRIES(SIMD_FN, t, n * (esz), DOT_FLOAT_ROWS)
+	DEFINE_DOT_ENTRIES(SIMD_FN(vec_dot_##t), SIMD_FN(vec_dot_rows_##t), t##_rows, n * (esz), DOT_FLOAT_ROWS)
 
 DEFINE_FLOAT_DOT(f32, 4)
 DEFINE_FLOAT_DOT(f16, 2)

@@ -1,0 +1,95 @@
+/* cpu-avx2's context tables (BLIS's cntx): for each slot of struct
+ * cpu_kernels (plugins/cpu/cpu_kernels.h), the kernel this ISA runs, by
+ * name. Two tables that differ only in the integer dot of the 32-element
+ * formats: avx2_cntx (vpmaddubsw, any AVX2 CPU) and avx2vnni_cntx
+ * (AVX-VNNI's vpdpbusd); open (plugin_avx2.c) picks one by CPUID. The
+ * K-quants' (matmul_kquant_avx2.c, with the ternary and the i-quants
+ * below 4 bits) are vpmaddubsw in both.
+ */
+#include "cpu_kernels.h"
+#include "ref/quant_ref.h"
+#include "ref/rows_ref.h"
+#include "avx2_kernels.h"
+#include "dot_float_simd.h"
+#include "rows_simd.h"
+#include "attn_simd.h"
+
+/* What both tables hold: the reference kernels as defaults, the AVX2 row,
+ * attention and float-weight kernels (plugins/cpu/simd, compiled for AVX2)
+ * over them, then this plugin's own (a later designated initialiser wins:
+ * -Wno-override-init). f32, f16 and bf16 weights keep x in f32 (f32
+ * weights: the vec_dot path at small M, the GEMM at large M). The
+ * K-quants: { activation dtype, vec_dot, vec_dot_rows, dot_rows
+ * [, vec_dot_tile, x_rows] }. */
+#define CNTX_COMMON                                                                                  \
+	.dequant_row = REF_DEQUANT_ROWS,                                                             \
+	.quant_row = REF_QUANT_ROWS,                                                                 \
+	.matmul = REF_MATMUL_KERNELS,                                                                \
+	REF_ROW_KERNELS,                                                                             \
+	SIMD_ROW_KERNELS(avx2),                                                                      \
+	SIMD_ATTN_KERNELS(avx2),                                                                     \
+	.matmul[GLLMK_F32] = { GLLMK_F32, avx2_vec_dot_f32, avx2_vec_dot_rows_f32, DOT_FLOAT_ROWS,         \
+			       avx2_vec_dot_tile_f32, DOT_FLOAT_X_ROWS_avx2 },                         \
+	.matmul[GLLMK_F16] = { GLLMK_F32, avx2_vec_dot_f16, avx2_vec_dot_rows_f16, DOT_FLOAT_ROWS,         \
+			       avx2_vec_dot_tile_f16, DOT_FLOAT_X_ROWS_avx2 },                         \
+	.matmul[GLLMK_BF16] = { GLLMK_F32, avx2_vec_dot_bf16, avx2_vec_dot_rows_bf16, DOT_FLOAT_ROWS,      \
+				avx2_vec_dot_tile_bf16, DOT_FLOAT_X_ROWS_avx2 },                       \
+	.dequant_row[GLLMK_Q8_0] = avx2_dequant_row_q8_0,                                            \
+	.dequant_row[GLLMK_Q4_0] = avx2_dequant_row_q4_0,                                            \
+	.dequant_row[GLLMK_Q4_K] = avx2_dequant_row_q4_K,                                            \
+	.dequant_row[GLLMK_Q6_K] = avx2_dequant_row_q6_K,                                            \
+	.quant_row[GLLMK_Q8_0] = avx2_quant_row_q8_0,                                                \
+	.quant_row[GLLMK_Q8_K] = avx2_quant_row_q8_K,                                                \
+	.matmul[GLLMK_Q2_K] = { GLLMK_Q8_K, avx2_vec_dot_q2_K, avx2_vec_dot_rows_q2_K, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_Q3_K] = { GLLMK_Q8_K, avx2_vec_dot_q3_K, avx2_vec_dot_rows_q3_K, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_Q4_K] = { GLLMK_Q8_K, avx2_vec_dot_q4_K, avx2_vec_dot_rows_q4_K, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_Q5_K] = { GLLMK_Q8_K, avx2_vec_dot_q5_K, avx2_vec_dot_rows_q5_K, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_Q6_K] = { GLLMK_Q8_K, avx2_vec_dot_q6_K, avx2_vec_dot_rows_q6_K, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_TQ1_0] = { GLLMK_Q8_K, avx2_vec_dot_tq1_0, avx2_vec_dot_rows_tq1_0, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_tq1_0, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_TQ2_0] = { GLLMK_Q8_K, avx2_vec_dot_tq2_0, avx2_vec_dot_rows_tq2_0, AVX2_DOT_ROWS }, \
+	.matmul[GLLMK_IQ2_XXS] = { GLLMK_Q8_K, avx2_vec_dot_iq2_xxs, avx2_vec_dot_rows_iq2_xxs, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq2_xxs, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ2_XS] = { GLLMK_Q8_K, avx2_vec_dot_iq2_xs, avx2_vec_dot_rows_iq2_xs, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq2_xs, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ2_S] = { GLLMK_Q8_K, avx2_vec_dot_iq2_s, avx2_vec_dot_rows_iq2_s, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq2_s, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ3_XXS] = { GLLMK_Q8_K, avx2_vec_dot_iq3_xxs, avx2_vec_dot_rows_iq3_xxs, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq3_xxs, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ3_S] = { GLLMK_Q8_K, avx2_vec_dot_iq3_s, avx2_vec_dot_rows_iq3_s, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq3_s, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ1_S] = { GLLMK_Q8_K, avx2_vec_dot_iq1_s, avx2_vec_dot_rows_iq1_s, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq1_s, AVX2_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, avx2_vec_dot_iq1_m, avx2_vec_dot_rows_iq1_m, AVX2_DOT_ROWS, \
+				avx2_vec_dot_tile_iq1_m, AVX2_KQ_X_ROWS }, \
+	.mr = AVX2_SGEMM_MR,                                                                         \
+	.nr = AVX2_SGEMM_NR,                                                                         \
+	.sgemm_ukernel = avx2_sgemm_ukernel
+
+/* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
+const struct cpu_kernels avx2_cntx = {
+	.isa = "avx2",
+	CNTX_COMMON,
+	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx2_vec_dot_q8_0, avx2_vec_dot_rows_q8_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx2_vec_dot_q4_0, avx2_vec_dot_rows_q4_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx2_vec_dot_q4_1, avx2_vec_dot_rows_q4_1, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx2_vec_dot_q5_0, avx2_vec_dot_rows_q5_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx2_vec_dot_q5_1, avx2_vec_dot_rows_q5_1, AVX2_DOT_ROWS },
+	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx2_vec_dot_iq4_nl, avx2_vec_dot_rows_iq4_nl, AVX2_DOT_ROWS },
+	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx2_vec_dot_iq4_xs, avx2_vec_dot_rows_iq4_xs, AVX2_DOT_ROWS },
+	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx2_vec_dot_mxfp4, avx2_vec_dot_rows_mxfp4, AVX2_DOT_ROWS },
+};
+
+/* The same with AVX-VNNI's vpdpbusd. */
+const struct cpu_kernels avx2vnni_cntx = {
+	.isa = "avx2",
+	CNTX_COMMON,
+	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx2vnni_vec_dot_q8_0, avx2vnni_vec_dot_rows_q8_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx2vnni_vec_dot_q4_0, avx2vnni_vec_dot_rows_q4_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx2vnni_vec_dot_q4_1, avx2vnni_vec_dot_rows_q4_1, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx2vnni_vec_dot_q5_0, avx2vnni_vec_dot_rows_q5_0, AVX2_DOT_ROWS },
+	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx2vnni_vec_dot_q5_1, avx2vnni_vec_dot_rows_q5_1, AVX2_DOT_ROWS },
+	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx2vnni_vec_dot_iq4_nl, avx2vnni_vec_dot_rows_iq4_nl, AVX2_DOT_ROWS },
+	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx2vnni_vec_dot_iq4_xs, avx2vnni_vec_dot_rows_iq4_xs, AVX2_DOT_ROWS },
+	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx2vnni_vec_dot_mxfp4, avx2vnni_vec_dot_rows_mxfp4, AVX2_DOT_ROWS },
+};
