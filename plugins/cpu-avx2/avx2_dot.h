@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "avx2_kernels.h"
-#include "dot_rows.h"
+#include "dot_kernel.h"
 #include "quant_blocks.h"
 
 #ifdef AVX2_VNNI

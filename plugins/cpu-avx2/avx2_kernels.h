@@ -1,4 +1,4 @@
-/* cpu-avx2's kernels (contracts: cpu_kernels.h). All of them are compiled
+/* cpu-avx2's kernels (contracts: cpu_cntx.h). All of them are compiled
  * with -mavx2 -mfma -mf16c; the vec_dot kernels of the 32-element formats
  * are compiled twice, as avx2_* (vpmaddubsw, any Haswell-class CPU) and as
  * avx2vnni_* (-mavxvnni: vpdpbusd), and open picks the table by CPUID.
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 /* sgemm_avx2.c */
 #define AVX2_SGEMM_MR 6

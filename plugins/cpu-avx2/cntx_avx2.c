@@ -1,12 +1,12 @@
 /* cpu-avx2's context tables (BLIS's cntx): for each slot of struct
- * cpu_kernels (plugins/cpu/cpu_kernels.h), the kernel this ISA runs, by
+ * cpu_cntx (plugins/cpu/cpu_cntx.h), the kernel this ISA runs, by
  * name. Two tables that differ only in the integer dot of the 32-element
  * formats: avx2_cntx (vpmaddubsw, any AVX2 CPU) and avx2vnni_cntx
  * (AVX-VNNI's vpdpbusd); open (plugin_avx2.c) picks one by CPUID. The
  * K-quants' (matmul_kquant_avx2.c, with the ternary and the i-quants
  * below 4 bits) are vpmaddubsw in both.
  */
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "avx2_kernels.h"
@@ -67,7 +67,7 @@
 	.sgemm_ukernel = avx2_sgemm_ukernel
 
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
-const struct cpu_kernels avx2_cntx = {
+const struct cpu_cntx avx2_cntx = {
 	.isa = "avx2",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx2_vec_dot_q8_0, avx2_vec_dot_rows_q8_0, AVX2_DOT_ROWS },
@@ -81,7 +81,7 @@ const struct cpu_kernels avx2_cntx = {
 };
 
 /* The same with AVX-VNNI's vpdpbusd. */
-const struct cpu_kernels avx2vnni_cntx = {
+const struct cpu_cntx avx2vnni_cntx = {
 	.isa = "avx2",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx2vnni_vec_dot_q8_0, avx2vnni_vec_dot_rows_q8_0, AVX2_DOT_ROWS },

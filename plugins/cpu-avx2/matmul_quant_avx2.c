@@ -10,7 +10,7 @@
  * avx2vnni_*, where the u8·s8 dot is one vpdpbusd.
  *
  * Every format is one always-inline body over `rows` weight rows against
- * one activation row (dot_rows.h), instantiated for vec_dot (1 row) and
+ * one activation row (dot_kernel.h), instantiated for vec_dot (1 row) and
  * vec_dot_rows (AVX2_DOT_ROWS): the activation's scales, per-block sums and
  * bytes are loaded once for all rows, and each row's accumulator is an
  * independent chain.

@@ -9,8 +9,8 @@
 #include "cpu_plugin.h"
 #include "x86_features.h"
 
-extern const struct cpu_kernels avx2_cntx;                  /* cntx_avx2.c */
-extern const struct cpu_kernels avx2vnni_cntx;              /* cntx_avx2.c */
+extern const struct cpu_cntx avx2_cntx;                  /* cntx_avx2.c */
+extern const struct cpu_cntx avx2vnni_cntx;              /* cntx_avx2.c */
 gllmk_probe_result avx2_probe(gllmk_probe_info *info);      /* probe_avx2.c */
 
 static gllmk_status avx2_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)

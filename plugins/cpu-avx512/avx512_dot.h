@@ -16,7 +16,7 @@
 
 #include "avx512_blocks.h"
 #include "avx512_kernels.h"
-#include "dot_rows.h"
+#include "dot_kernel.h"
 
 #ifdef __AVX512VNNI__
 #define DOT_NAME(vnni_name, name) vnni_name

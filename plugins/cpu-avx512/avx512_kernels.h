@@ -1,4 +1,4 @@
-/* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_kernels.h). The
+/* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_cntx.h). The
  * integer dots exist twice, from one source (matmul_*_avx512.c): avx512_*
  * with vpmaddubsw + vpmaddwd (any AVX-512 BW CPU) and avx512vnni_* with
  * vpdpbusd; open picks the table. */
@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 /* sgemm_avx512.c: a 14×32 register block (28 zmm accumulators). */
 #define AVX512_SGEMM_MR 14

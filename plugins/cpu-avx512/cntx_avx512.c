@@ -1,11 +1,11 @@
 /* cpu-avx512's context tables (BLIS's cntx): for each slot of struct
- * cpu_kernels (plugins/cpu/cpu_kernels.h), the kernel this ISA runs, by
+ * cpu_cntx (plugins/cpu/cpu_cntx.h), the kernel this ISA runs, by
  * name. Two tables that differ only in the integer dots: avx512vnni_cntx
  * (vpdpbusd, and the int8 GEMM) for CPUs with AVX512_VNNI, avx512_cntx
  * (vpmaddubsw) for the others, Skylake-X; open (plugin_avx512.c) picks one.
  * Data only: this file is built without ISA flags.
  */
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "avx512_kernels.h"
@@ -44,7 +44,7 @@
 /* The block formats: { activation dtype, vec_dot, vec_dot_rows, dot_rows
  * [, vec_dot_tile, x_rows] }. The 32-element formats pair with q8_0
  * activations, the 256-element ones with q8_K. */
-const struct cpu_kernels avx512_cntx = {
+const struct cpu_cntx avx512_cntx = {
 	.isa = "avx512",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512_vec_dot_q8_0, avx512_vec_dot_rows_q8_0, AVX512_DOT_ROWS },
@@ -81,7 +81,7 @@ const struct cpu_kernels avx512_cntx = {
 };
 
 /* The same with vpdpbusd, and the int8 GEMM (VNNI only). */
-const struct cpu_kernels avx512vnni_cntx = {
+const struct cpu_cntx avx512vnni_cntx = {
 	.isa = "avx512-vnni",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS },

@@ -610,7 +610,7 @@ static inline __m512i dot_scaled_acc(__m512i acc, __m512i u, __m512i x, __m512i 
 }
 
 /* Bytes ahead that kq_rows prefetches in each row, into L2
- * (dot_prefetch_rows_far, plugins/cpu/dot_rows.h): measured on Zen 4 at
+ * (dot_prefetch_rows_far, plugins/cpu/dot_kernel.h): measured on Zen 4 at
  * M = 1, K = 2048 (a q4_K row is 1152 bytes), prefetcht0 at 2048 bytes
  * left q4_K at 8-10 GB/s on one thread from DRAM, T1 at 8192 bytes 21-25
  * (q6_K 25-27); prefetching into L1 too evicts what the dots are reading. */

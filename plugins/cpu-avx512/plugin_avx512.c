@@ -9,8 +9,8 @@
 #include "cpu_plugin.h"
 #include "x86_features.h"
 
-extern const struct cpu_kernels avx512_cntx;                /* cntx_avx512.c */
-extern const struct cpu_kernels avx512vnni_cntx;            /* cntx_avx512.c */
+extern const struct cpu_cntx avx512_cntx;                /* cntx_avx512.c */
+extern const struct cpu_cntx avx512vnni_cntx;            /* cntx_avx512.c */
 gllmk_probe_result avx512_probe(gllmk_probe_info *info);    /* probe_avx512.c */
 
 static gllmk_status avx512_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "avx512_kernels.h"
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 #define MR AVX512_QGEMM_MR
 #define NR CPU_QGEMM_NR

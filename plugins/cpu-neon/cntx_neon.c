@@ -1,10 +1,10 @@
 /* cpu-neon's context tables (BLIS's cntx): for each slot of struct
- * cpu_kernels (plugins/cpu/cpu_kernels.h), the kernel this ISA runs, by
+ * cpu_cntx (plugins/cpu/cpu_cntx.h), the kernel this ISA runs, by
  * name. Two tables that differ only in the integer dot of the quantized
  * matmul: neon_cntx (plain AdvSIMD, any AArch64 CPU) and neondot_cntx (the
  * dot-product extension's sdot); open (plugin_neon.c) picks one by HWCAP.
  */
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 #include "neon_kernels.h"
@@ -38,7 +38,7 @@
 /* Every block format: { activation dtype, vec_dot, vec_dot_rows, dot_rows }.
  * Activations encoded to q8_0 (32-element formats) or q8_K (256-element
  * ones), NEON_DOT_ROWS weight rows a call. */
-const struct cpu_kernels neon_cntx = {
+const struct cpu_cntx neon_cntx = {
 	.isa = "neon",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, neon_vec_dot_q8_0, neon_vec_dot_rows_q8_0, NEON_DOT_ROWS },
@@ -66,7 +66,7 @@ const struct cpu_kernels neon_cntx = {
 };
 
 /* The same with sdot. */
-const struct cpu_kernels neondot_cntx = {
+const struct cpu_cntx neondot_cntx = {
 	.isa = "neon",
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, neondot_vec_dot_q8_0, neondot_vec_dot_rows_q8_0, NEON_DOT_ROWS },

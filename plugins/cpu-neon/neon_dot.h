@@ -20,7 +20,7 @@
 
 #include <arm_neon.h>
 
-#include "dot_rows.h"
+#include "dot_kernel.h"
 #include "fp16.h"
 #include "ref/codebooks.h"
 #include "neon_kernels.h"

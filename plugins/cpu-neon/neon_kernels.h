@@ -1,4 +1,4 @@
-/* cpu-neon's kernels (contracts: cpu_kernels.h). AdvSIMD is part of the
+/* cpu-neon's kernels (contracts: cpu_cntx.h). AdvSIMD is part of the
  * AArch64 base ISA; only the integer dots (matmul_*_neon.c) are built a
  * second time, with -march=armv8.2-a+dotprod, as neondot_* (sdot), and open
  * picks the table by HWCAP (probe_neon.c).
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 /* sgemm_neon.c: 8×12 FMA register block (24 accumulators of 4 lanes, 3 B
  * and 2 A registers: 29 of the 32 vector registers). */

@@ -7,8 +7,8 @@
 #include "cpu_plugin.h"
 #include "neon_kernels.h"
 
-extern const struct cpu_kernels neon_cntx;                  /* cntx_neon.c */
-extern const struct cpu_kernels neondot_cntx;               /* cntx_neon.c */
+extern const struct cpu_cntx neon_cntx;                  /* cntx_neon.c */
+extern const struct cpu_cntx neondot_cntx;               /* cntx_neon.c */
 gllmk_probe_result neon_probe(gllmk_probe_info *info);      /* probe_neon.c */
 
 static gllmk_status neon_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)

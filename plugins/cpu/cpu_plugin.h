@@ -2,7 +2,7 @@
  *
  * BLIS's split: the op skeletons here (row iteration, threading, GEMM
  * blocking) are written once, in plugins/cpu/, and call an ISA's kernels
- * through one const struct cpu_kernels (cpu_kernels.h). A CPU plugin is then
+ * through one const struct cpu_cntx (cpu_cntx.h). A CPU plugin is then
  * just: a probe (its own translation unit, compiled for the baseline ISA),
  * a context table (cntx_<isa>.c, naming the ISA's kernels), and
  * CPU_PLUGIN_TABLE() naming both.
@@ -11,20 +11,20 @@
 #define GLLMK_CPU_PLUGIN_H
 
 #include "gllmk_plugin.h"
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "threadpool.h"
 
 /* Per-context state of a CPU plugin. */
 struct cpu_state {
 	const gllmk_host *host;
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;       /* the ISA's context table (cntx_<isa>.c) */
 	struct cpu_pool *pool;
 	int n_threads;
 };
 
-/* open/close: the plugin's open calls cpu_open with its kernel table. */
+/* open/close: the plugin's open calls cpu_open with its context table. */
 gllmk_status cpu_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len,
-		      const struct cpu_kernels *k);
+		      const struct cpu_cntx *k);
 void cpu_close(void *state);
 
 /* Memory (GLLMK_BACKEND_SLOTS) and operators (GLLMK_OPS): one function per

@@ -8,9 +8,9 @@
  *    block of B once per kc×nc step costs less than the microkernel gains
  *    over integer vec_dots (2-3.5× at M = 512 on AVX-512, SPEC/CPU.md,
  *    "Framework tuning"). Block weights whose ISA has the int8 GEMM
- *    (struct cpu_kernels.qgemm, a packing in qgemm_pack.c) take that
+ *    (struct cpu_cntx.qgemm, a packing in gemm/qgemm_pack.c) take that
  *    instead: x quantized to int8 once, weights decoded to bytes
- *    (ops_qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
+ *    (gemm/qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
@@ -26,9 +26,9 @@
 #include <stdlib.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
-#include "ops_gemm.h"
-#include "ops_qgemm.h"
+#include "cpu_view.h"
+#include "gemm/sgemm.h"
+#include "gemm/qgemm.h"
 #include "quant_blocks.h"
 
 #define SMALL_M 16
@@ -44,13 +44,14 @@
 #define GROUP_CHUNK_BYTES 16384 /* weight bytes of a group of rows kept in L1 at M > 1 */
 
 struct matmul_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *x, *w;
 	const float *bias;
 	int64_t m, n, kdim;
 	/* vec_dot path: row m of the encoded activations */
 	const char *xq;
 	int64_t xq_row_bytes;
+	int32_t vec_dtype;                /* the activations' encoding */
 	cpu_vec_dot_fn *vec_dot;
 	cpu_vec_dot_rows_fn *vec_dot_rows; /* NULL: one row at a time */
 	int dot_rows;
@@ -119,11 +120,9 @@ static const void *xq_row(const struct matmul_job *j, int64_t m)
 static void encode_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct matmul_job *j = arg;
-	const int32_t vdt = j->k->matmul[j->w->dtype].vec_dtype;
-
 	(void)tid;
 	for (int64_t m = begin; m < end; m++)
-		j->k->quant_row[vdt](cpu_row(j->x, m), (char *)j->xq + m * j->xq_row_bytes, j->kdim);
+		j->k->quant_row[j->vec_dtype](cpu_row(j->x, m), (char *)j->xq + m * j->xq_row_bytes, j->kdim);
 }
 
 static void dot_one(const struct matmul_job *j, int64_t m, int64_t n)
@@ -138,7 +137,7 @@ static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0,
 			 int64_t left, float (*acc)[CPU_DOT_ROWS_MAX])
 {
 	const int rows = j->dot_rows;
-	const int64_t xk = cpu_row_bytes(j->k->matmul[j->w->dtype].vec_dtype, k0);
+	const int64_t xk = cpu_row_bytes(j->vec_dtype, k0);
 	const char *x = (const char *)xq_row(j, m) + xk;
 	float out[CPU_DOT_X_ROWS_MAX * CPU_DOT_ROWS_MAX];
 	int64_t took = 1;
@@ -196,17 +195,18 @@ static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
 /* Activations are encoded once (M rows of K/32·34 or K/256·292 bytes): on
  * the stack when they fit (decoding, M = 1, K up to 14336), else in a
  * per-call allocation; f32 activations are used in place. */
-static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j)
+static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j, const struct cpu_matmul_kernel *kern)
 {
-	const int32_t vdt = s->k->matmul[j->w->dtype].vec_dtype;
+	const int32_t vdt = kern->vec_dtype;
 	_Alignas(64) char on_stack[XQ_STACK_BYTES];
 	char *heap = NULL;
 
-	j->vec_dot = s->k->matmul[j->w->dtype].vec_dot;
-	j->vec_dot_rows = s->k->matmul[j->w->dtype].vec_dot_rows;
-	j->dot_rows = s->k->matmul[j->w->dtype].dot_rows;
-	j->vec_dot_tile = s->k->matmul[j->w->dtype].vec_dot_tile;
-	j->x_rows = s->k->matmul[j->w->dtype].x_rows;
+	j->vec_dtype = kern->vec_dtype;
+	j->vec_dot = kern->vec_dot;
+	j->vec_dot_rows = kern->vec_dot_rows;
+	j->dot_rows = kern->dot_rows;
+	j->vec_dot_tile = kern->vec_dot_tile;
+	j->x_rows = kern->x_rows;
 	/* w is 2-D (SPEC/OPERATORS.md): its rows are evenly spaced */
 	j->w_stride = cpu_uniform_row_stride(j->w, 1);
 	if (j->w_stride < 0)
@@ -285,7 +285,7 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 	return st;
 }
 
-/* Block weights where the ISA has the int8 GEMM (ops_qgemm.h). */
+/* Block weights where the ISA has the int8 GEMM (gemm/qgemm.h). */
 static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int64_t ldx, int64_t ldy)
 {
 	const gllmk_tensor *w = j->w;
@@ -311,6 +311,9 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	struct cpu_state *s = st;
+	/* The kernels for w's dtype: its entry in the ISA's context table
+	 * (plugins/cpu-<isa>/cntx_<isa>.c), by name there. */
+	const struct cpu_matmul_kernel *kern = &s->k->matmul[w->dtype];
 	struct matmul_job j = {
 		.k = s->k,
 		.y = y,
@@ -323,12 +326,12 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	};
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
-	const int f32_rows = w->dtype == GLLMK_F32 && s->k->matmul[GLLMK_F32].vec_dot_rows;
+	const int f32_rows = w->dtype == GLLMK_F32 && kern->vec_dot_rows;
 
 	if (j.m > (f32_rows ? SMALL_M_F32_ROWS : SMALL_M) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
-	if (s->k->matmul[w->dtype].vec_dot)
-		return matmul_vec_dot(s, &j);
+	if (kern->vec_dot)
+		return matmul_vec_dot(s, &j, kern);
 	/* grain: about 64K weight elements per chunk */
 	cpu_pool_run(s->pool, j.n, 1 + (1 << 16) / j.kdim, stream_task, &j);
 	return GLLMK_OK;

@@ -10,7 +10,7 @@
 
 #include "cpu_plugin.h"
 
-extern const struct cpu_kernels generic_cntx; /* plugins/cpu-generic/cntx_generic.c */
+extern const struct cpu_cntx generic_cntx; /* plugins/cpu-generic/cntx_generic.c */
 
 static gllmk_probe_result wrong_probe(gllmk_probe_info *info)
 {

@@ -3,7 +3,7 @@
  * F/BW/VL/DQ) and neon_* (AdvSIMD). f16, bf16, q8_0 and q4_0 K and V rows
  * are converted in registers (vcvtph2ps, fcvtl, a shift, widened bytes
  * times the block's scale) instead of being decoded to a buffer first.
- * Contracts: cpu_kernels.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
+ * Contracts: cpu_cntx.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
  * loop runs whole vectors, then one masked partial vector: no access past n.
  *
  * The chunk kernels (attn[f32, f16, bf16, q8_0, q4_0]) work on a chunk of tokens for

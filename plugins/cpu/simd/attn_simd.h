@@ -1,7 +1,7 @@
 /* The attention kernels of attn_simd.c, one set per ISA it is compiled
- * for (avx2_, avx512_, neon_), and one line for each plugin's kernel
- * table, listed after its row kernels:
- *   AVX2_ATTN_KERNELS,  AVX512_ATTN_KERNELS  or  NEON_ATTN_KERNELS,
+ * for (avx2_, avx512_, neon_), and one line for each plugin's context
+ * table (cntx_<isa>.c), listed after its row kernels:
+ *   SIMD_ATTN_KERNELS(avx2),  (or avx512, neon)
  */
 #ifndef GLLMK_SIMD_ATTN_H
 #define GLLMK_SIMD_ATTN_H
@@ -40,8 +40,5 @@ SIMD_ATTN_DECLARE(neon)
 	.attn[GLLMK_Q8_0] = { isa##_attn_scores_q8_0, isa##_attn_accum_q8_0 },        \
 	.attn[GLLMK_Q4_0] = { isa##_attn_scores_q4_0, isa##_attn_accum_q4_0 }
 
-#define AVX2_ATTN_KERNELS SIMD_ATTN_KERNELS(avx2)
-#define AVX512_ATTN_KERNELS SIMD_ATTN_KERNELS(avx512)
-#define NEON_ATTN_KERNELS SIMD_ATTN_KERNELS(neon)
 
 #endif

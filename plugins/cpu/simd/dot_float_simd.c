@@ -12,7 +12,7 @@
  */
 #include "simd.h"
 #include "dot_float_simd.h"
-#include "dot_rows.h"
+#include "dot_kernel.h"
 
 #if VEC_WIDTH == 16
 #define X_ROWS DOT_FLOAT_X_ROWS_avx512

@@ -2,7 +2,7 @@
  * for: avx2_*, avx512_*, neon_* (as rows_simd.h). f32, f16 and bf16 weight
  * rows against f32 activations: vec_dot, vec_dot_rows (DOT_FLOAT_ROWS
  * weight rows a call) and vec_dot_tile (DOT_FLOAT_ROWS weight rows ×
- * DOT_FLOAT_X_ROWS_<isa> activation rows). Contracts: cpu_kernels.h,
+ * DOT_FLOAT_X_ROWS_<isa> activation rows). Contracts: cpu_cntx.h,
  * struct cpu_matmul_kernel.
  *
  * A plugin's context table names them (cntx_avx512.c ...).
@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 /* The register block of vec_dot_tile: 4 weight rows against 4 activation
  * rows in 32 zmm (16 accumulators), against 2 in 16 ymm or NEON's 32 q

@@ -1,7 +1,7 @@
 /* The row kernels, written once against simd.h's vf_* and compiled once
  * per ISA: AVX2 + FMA + F16C into avx2_*, AVX-512 F/BW/VL/DQ on top into
  * avx512_* (x86/meson.build), AdvSIMD into neon_* (cpu-neon/meson.build);
- * SIMD_FN gives the prefix. Signatures and contracts: cpu_kernels.h. Every
+ * SIMD_FN gives the prefix. Signatures and contracts: cpu_cntx.h. Every
  * loop runs whole vectors and then one masked partial vector, so no kernel
  * reads or writes past element n.
  *
@@ -10,7 +10,7 @@
  * slots). The framework picks _nt for calls whose output is far larger than
  * the caches: no read for ownership of y, and the caches keep what the next
  * row needs. The _nt kernels do not fence; the framework does, once per
- * piece of work (cpu_rows.h).
+ * piece of work (cpu_view.h).
  */
 #include <float.h>
 #include <math.h>

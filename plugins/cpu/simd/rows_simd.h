@@ -1,12 +1,12 @@
 /* The row kernels of rows_simd.c, one set per ISA it is compiled for:
  * avx2_* (AVX2 + FMA + F16C), avx512_* (AVX-512 F/BW/VL/DQ on top),
- * neon_* (AArch64 AdvSIMD). Contracts: cpu_kernels.h.
+ * neon_* (AArch64 AdvSIMD). Contracts: cpu_cntx.h.
  *
- * Use in a plugin's kernel table, after its .dequant_row and .quant_row
- * (the macros override their f16 and bf16 entries) and after
- * REF_ROW_KERNELS:
+ * Use in a plugin's context table (cntx_<isa>.c), after its .dequant_row
+ * and .quant_row (the macro overrides their f16 and bf16 entries) and
+ * after REF_ROW_KERNELS:
  *   REF_ROW_KERNELS,
- *   AVX512_ROW_KERNELS,   (or AVX2_ROW_KERNELS, NEON_ROW_KERNELS)
+ *   SIMD_ROW_KERNELS(avx512),   (or avx2, neon)
  * and build that file with -Wno-override-init.
  */
 #ifndef GLLMK_SIMD_ROWS_H
@@ -17,7 +17,7 @@
 #include "gllmk.h"
 
 /* The kernels that write a row of y, each as <isa>_<slot> (ordinary
- * stores) and <isa>_<slot>_nt (streaming stores, struct cpu_kernels' nt):
+ * stores) and <isa>_<slot>_nt (streaming stores, struct cpu_cntx' nt):
  * X(isa, slot, parameters). */
 #define SIMD_ROW_WRITERS(X, isa)                                                                        \
 	X(isa, add_row, (float *y, const float *a, const float *b, int64_t n))                         \
@@ -66,7 +66,7 @@ SIMD_ROWS_DECLARE(avx2)
 SIMD_ROWS_DECLARE(avx512)
 SIMD_ROWS_DECLARE(neon)
 
-/* Designated initialisers for struct cpu_kernels: every row slot and its
+/* Designated initialisers for struct cpu_cntx: every row slot and its
  * nt twin, and the f16/bf16 entries of the row codecs (convert, get_rows,
  * f16 matmul). */
 #define SIMD_ROW_KERNELS(isa)                                   \
@@ -80,9 +80,5 @@ SIMD_ROWS_DECLARE(neon)
 	.quant_row[GLLMK_F16] = isa##_quant_row_f16,            \
 	.quant_row[GLLMK_BF16] = isa##_quant_row_bf16
 
-#define AVX2_ROW_KERNELS SIMD_ROW_KERNELS(avx2)
-#define AVX512_ROW_KERNELS SIMD_ROW_KERNELS(avx512)
-
-#define NEON_ROW_KERNELS SIMD_ROW_KERNELS(neon)
 
 #endif

@@ -1,10 +1,10 @@
-/* The int8 GEMM's weight decoders (ops_qgemm.h): one row's blocks as
+/* The int8 GEMM's weight decoders (gemm/qgemm.h): one row's blocks as
  * unsigned bytes u and, per sub-block, w = scale·u + offset. Plain loops
  * over whole blocks that the compiler vectorises; they run once per weight
  * element per call, amortised over the M activation rows.
  * Layouts and formulas: SPEC/QUANT.md (ref/quant_ref.c decodes the same).
  */
-#include "ops_qgemm.h"
+#include "gemm/qgemm.h"
 #include "fp16.h"
 #include "iq_subblocks.h"
 #include "quant_blocks.h"

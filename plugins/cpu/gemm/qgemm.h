@@ -1,6 +1,6 @@
 /* The int8 GEMM for block weights at large M (matmul, M > SMALL_M), shared
  * by every CPU plugin whose kernel table has a qgemm microkernel
- * (struct cpu_kernels.qgemm).
+ * (struct cpu_cntx.qgemm).
  *
  * y[M,N] = x[M,K] · w[N,K]ᵀ. Each weight sub-block (sb = 16 or 32
  * elements of one row) is written as w = scale·u + offset with u unsigned
@@ -22,8 +22,8 @@
  *      [sb/4][16][4]; 16 f32 scales; with a min, 16 f32 offsets. Rows
  *      past N are zero.
  */
-#ifndef GLLMK_CPU_OPS_QGEMM_H
-#define GLLMK_CPU_OPS_QGEMM_H
+#ifndef GLLMK_CPU_QGEMM_H
+#define GLLMK_CPU_QGEMM_H
 
 #include <stdint.h>
 
@@ -54,7 +54,7 @@ struct cpu_qgemm {
 };
 
 /* Whether the plugin runs the int8 GEMM for weights of dtype t. */
-int cpu_qgemm_supports(const struct cpu_kernels *k, int32_t t);
+int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t);
 
 /* GLLMK_E_NO_MEMORY (through the host's set_error) when the packed
  * activations or the packing buffers cannot be allocated. */

@@ -1,13 +1,13 @@
 /* Helpers of the ISA plugins' multi-row dots (cpu_matmul_kernel's
- * vec_dot_rows, contract in cpu_kernels.h): one always-inline body per
+ * vec_dot_rows, contract in cpu_cntx.h): one always-inline body per
  * format over `rows` weight rows, `stride` bytes apart, against one
  * activation row, instantiated with rows = 1 (vec_dot) and rows = the
  * table's dot_rows (vec_dot_rows). Bodies keep per-row state in arrays
  * indexed by the row; FOR_ROWS unrolls those loops so that the arrays
  * live in registers.
  */
-#ifndef GLLMK_CPU_DOT_ROWS_H
-#define GLLMK_CPU_DOT_ROWS_H
+#ifndef GLLMK_CPU_DOT_KERNEL_H
+#define GLLMK_CPU_DOT_KERNEL_H
 
 #include <stdint.h>
 
@@ -93,7 +93,7 @@ static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4
  * dot header defines DOT_NAME(name_with, name_without) to pick one, so
  * that both names are spelled out where the kernel is defined. */
 
-/* The vec_dot `dot` and vec_dot_rows `dot_rows` (cpu_kernels.h) of a
+/* The vec_dot `dot` and vec_dot_rows `dot_rows` (cpu_cntx.h) of a
  * format whose multi-row body is body(n, w, stride, xq, out, rows):
  * row_bytes a row's bytes (vec_dot's prefetch past its end), rows the
  * context table's dot_rows. */

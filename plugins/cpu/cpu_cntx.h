@@ -1,12 +1,14 @@
-/* The ISA-specific part of a CPU plugin: inner loops over one row or one
- * register block. Each CPU plugin fills one `static const struct
- * cpu_kernels` (generic: plugins/cpu-generic/kernels_generic.c) and the
- * framework in plugins/cpu/ calls through it; nothing else differs between
- * CPU plugins. Kernels never validate: the core did, and the framework only
- * hands them whole rows and whole blocks.
+/* The ISA-specific part of a CPU plugin, BLIS's context ("cntx"): which
+ * kernel (an inner loop over one row or one register block) each slot
+ * runs. Each CPU plugin fills `const struct cpu_cntx` tables in its
+ * plugins/cpu-<isa>/cntx_<isa>.c, naming every kernel it adds, and the
+ * framework in plugins/cpu/ calls through the one open picked (struct
+ * cpu_state's k); nothing else differs between CPU plugins. Kernels never
+ * validate: the core did, and the framework only hands them whole rows and
+ * whole blocks.
  */
-#ifndef GLLMK_CPU_KERNELS_H
-#define GLLMK_CPU_KERNELS_H
+#ifndef GLLMK_CPU_CNTX_H
+#define GLLMK_CPU_CNTX_H
 
 #include <stdint.h>
 
@@ -39,7 +41,7 @@ typedef void (*cpu_rope_row_fn)(float *y, const float *x, const float *cs, const
 				int neox);
 
 /* The row kernels that write a row of output, as slots of their own: struct
- * cpu_kernels' nt (see there). */
+ * cpu_cntx's nt (see there). */
 struct cpu_row_writers {
 	cpu_binary_row_fn add_row, mul_row, swiglu_row;
 	cpu_scale_row_fn scale_row;
@@ -85,7 +87,7 @@ struct cpu_matmul_kernel {
 	int x_rows;
 };
 
-/* Attention's chunk kernels (struct cpu_kernels, attn). */
+/* Attention's chunk kernels (struct cpu_cntx, attn). */
 struct cpu_attn_kernel {
 	void (*scores)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh, const void *const *k,
 		       int64_t n, int64_t d, const void *const *pf, int64_t npf);
@@ -99,7 +101,7 @@ struct cpu_attn_kernel {
 typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
 				     float alpha, float beta);
 
-/* The int8 GEMM (plugins/cpu/ops_qgemm.c, layouts in ops_qgemm.h): block
+/* The int8 GEMM (plugins/cpu/gemm/qgemm.c, layouts in gemm/qgemm.h): block
  * weights at large M, activations quantized to int8. The microkernel adds
  * nsb sub-blocks of a packed mr-row A panel times a packed
  * CPU_QGEMM_NR-row weight panel into C[mr × CPU_QGEMM_NR] (row stride
@@ -113,7 +115,7 @@ struct cpu_qgemm_kernels {
 	cpu_qgemm_ukernel_fn ukernel[2][2];
 };
 
-struct cpu_kernels {
+struct cpu_cntx {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */
 
 	/* --- quantization and matmul (indexed by gllmk_dtype) --- */
@@ -123,7 +125,7 @@ struct cpu_kernels {
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
 	/* Optional (mr 0): the int8 GEMM matmul takes at large M for the block
-	 * dtypes ops_qgemm.c can pack. */
+	 * dtypes gemm/qgemm_pack.c can pack. */
 	struct cpu_qgemm_kernels qgemm;
 	/* Optional (NULL: the framework's baseline loop). y += a·x over n
 	 * contiguous elements: gemm with small M (rows of B), attention (V rows). */
@@ -197,7 +199,7 @@ struct cpu_kernels {
 	 * ordinary one): the same results, y written with non-temporal stores
 	 * (no read for ownership of y, no cache lines evicted for it). The
 	 * framework picks them for calls that write more than
-	 * CPU_STREAM_MIN_BYTES (cpu_rows.h) and fences (cpu_stream_fence) at the
+	 * CPU_STREAM_MIN_BYTES (cpu_view.h) and fences (cpu_stream_fence) at the
 	 * end of each piece of work, so the kernels do not fence. */
 	struct cpu_row_writers nt;
 };
