@@ -134,26 +134,6 @@ static inline void cpu_stream_fence(int stream)
 		__builtin_ia32_sfence();
 #else
 	(void)stream;
-/* Elements between rows of t when its rows are evenly spaced (every outer
- * dim collapses into one), else -1. A 1-row tensor gives 0. */
-static inline int64_t cpu_uniform_row_stride(const gllmk_tensor *t, int64_t elem_bytes)
-{
-	int64_t stride = -1, span = 0;
-
-	for (int d = t->ndim - 2; d >= 0; d--) {
-		if (t->shape[d] == 1)
-			continue;
-		if (stride < 0)
-			stride = t->stride[d];
-		else if (t->stride[d] != span)
-			return -1;
-		span = t->stride[d] * t->shape[d];
-	}
-	if (stride < 0)
-		return 0;
-	return stride % elem_bytes ? -1 : stride / elem_bytes;
-}
-
 #endif
 }
 
