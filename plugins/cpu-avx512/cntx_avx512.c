@@ -15,7 +15,7 @@
 
 /* What both tables hold: the reference kernels as defaults, the AVX-512
  * row, attention and float-weight kernels (plugins/cpu/simd, compiled for
- * AVX-512) over them, then this plugin's own (a later designated
+ * this ISA) over them, then this plugin's own (a later designated
  * initialiser wins: -Wno-override-init). f32, f16 and bf16 weights keep x
  * in f32 (f32 weights: the vec_dot path at small M, the GEMM at large M). */
 #define CNTX_COMMON                                                                                  \
@@ -23,8 +23,39 @@
 	.quant_row = REF_QUANT_ROWS,                                                                 \
 	.matmul = REF_MATMUL_KERNELS,                                                                \
 	REF_ROW_KERNELS,                                                                             \
-	SIMD_ROW_KERNELS(avx512),                                                                    \
-	SIMD_ATTN_KERNELS(avx512),                                                                   \
+	.add_row = avx512_add_row, .nt.add_row = avx512_add_row_nt, \
+	.mul_row = avx512_mul_row, .nt.mul_row = avx512_mul_row_nt, \
+	.swiglu_row = avx512_swiglu_row, .nt.swiglu_row = avx512_swiglu_row_nt, \
+	.scale_row = avx512_scale_row, .nt.scale_row = avx512_scale_row_nt, \
+	.silu_row = avx512_silu_row, .nt.silu_row = avx512_silu_row_nt, \
+	.gelu_tanh_row = avx512_gelu_tanh_row, .nt.gelu_tanh_row = avx512_gelu_tanh_row_nt, \
+	.gelu_erf_row = avx512_gelu_erf_row, .nt.gelu_erf_row = avx512_gelu_erf_row_nt, \
+	.relu_row = avx512_relu_row, .nt.relu_row = avx512_relu_row_nt, \
+	.tanh_row = avx512_tanh_row, .nt.tanh_row = avx512_tanh_row_nt, \
+	.exp_row = avx512_exp_row, .nt.exp_row = avx512_exp_row_nt, \
+	.sigmoid_row = avx512_sigmoid_row, .nt.sigmoid_row = avx512_sigmoid_row_nt, \
+	.clamp_row = avx512_clamp_row, .nt.clamp_row = avx512_clamp_row_nt, \
+	.softcap_row = avx512_softcap_row, .nt.softcap_row = avx512_softcap_row_nt, \
+	.geglu_row = avx512_geglu_row, .nt.geglu_row = avx512_geglu_row_nt, \
+	.geglu_erf_row = avx512_geglu_erf_row, .nt.geglu_erf_row = avx512_geglu_erf_row_nt, \
+	.reglu_row = avx512_reglu_row, .nt.reglu_row = avx512_reglu_row_nt, \
+	.swiglu_oai_row = avx512_swiglu_oai_row, .nt.swiglu_oai_row = avx512_swiglu_oai_row_nt, \
+	.rms_norm_row = avx512_rms_norm_row, .nt.rms_norm_row = avx512_rms_norm_row_nt, \
+	.layer_norm_row = avx512_layer_norm_row, .nt.layer_norm_row = avx512_layer_norm_row_nt, \
+	.softmax_write_row = avx512_softmax_write_row, .nt.softmax_write_row = avx512_softmax_write_row_nt, \
+	.rope_row = avx512_rope_row, .nt.rope_row = avx512_rope_row_nt, \
+	.dot_f32 = avx512_dot_f32, \
+	.softmax_max_row = avx512_softmax_max_row, \
+	.softmax_exp_row = avx512_softmax_exp_row, \
+	.softmax_sum_row = avx512_softmax_sum_row, \
+	.dequant_row[GLLMK_F16] = avx512_dequant_row_f16, .quant_row[GLLMK_F16] = avx512_quant_row_f16, \
+	.dequant_row[GLLMK_BF16] = avx512_dequant_row_bf16, .quant_row[GLLMK_BF16] = avx512_quant_row_bf16, \
+	.axpy_f32 = avx512_axpy_f32, .axpy_f16 = avx512_axpy_f16, .dot_f32_f16 = avx512_dot_f32_f16, \
+	.attn[GLLMK_F32] = { avx512_attn_scores_f32, avx512_attn_accum_f32 }, \
+	.attn[GLLMK_F16] = { avx512_attn_scores_f16, avx512_attn_accum_f16 }, \
+	.attn[GLLMK_BF16] = { avx512_attn_scores_bf16, avx512_attn_accum_bf16 }, \
+	.attn[GLLMK_Q8_0] = { avx512_attn_scores_q8_0, avx512_attn_accum_q8_0 }, \
+	.attn[GLLMK_Q4_0] = { avx512_attn_scores_q4_0, avx512_attn_accum_q4_0 }, \
 	.matmul[GLLMK_F32] = { GLLMK_F32, avx512_vec_dot_f32, avx512_vec_dot_rows_f32, DOT_FLOAT_ROWS,     \
 			       avx512_vec_dot_tile_f32, DOT_FLOAT_X_ROWS_avx512 },                     \
 	.matmul[GLLMK_F16] = { GLLMK_F32, avx512_vec_dot_f16, avx512_vec_dot_rows_f16, DOT_FLOAT_ROWS,     \

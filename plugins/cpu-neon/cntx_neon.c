@@ -14,15 +14,46 @@
 
 /* What both tables hold: the reference kernels as defaults, the AdvSIMD
  * row, attention and float-weight kernels (plugins/cpu/simd, compiled for
- * NEON) over them, then this plugin's own (a later designated initialiser
+ * this ISA) over them, then this plugin's own (a later designated initialiser
  * wins: -Wno-override-init). */
 #define CNTX_COMMON                                                                                  \
 	.dequant_row = REF_DEQUANT_ROWS,                                                             \
 	.quant_row = REF_QUANT_ROWS,                                                                 \
 	.matmul = REF_MATMUL_KERNELS,                                                                \
 	REF_ROW_KERNELS,                                                                             \
-	SIMD_ROW_KERNELS(neon),                                                                      \
-	SIMD_ATTN_KERNELS(neon),                                                                     \
+	.add_row = neon_add_row, .nt.add_row = neon_add_row_nt, \
+	.mul_row = neon_mul_row, .nt.mul_row = neon_mul_row_nt, \
+	.swiglu_row = neon_swiglu_row, .nt.swiglu_row = neon_swiglu_row_nt, \
+	.scale_row = neon_scale_row, .nt.scale_row = neon_scale_row_nt, \
+	.silu_row = neon_silu_row, .nt.silu_row = neon_silu_row_nt, \
+	.gelu_tanh_row = neon_gelu_tanh_row, .nt.gelu_tanh_row = neon_gelu_tanh_row_nt, \
+	.gelu_erf_row = neon_gelu_erf_row, .nt.gelu_erf_row = neon_gelu_erf_row_nt, \
+	.relu_row = neon_relu_row, .nt.relu_row = neon_relu_row_nt, \
+	.tanh_row = neon_tanh_row, .nt.tanh_row = neon_tanh_row_nt, \
+	.exp_row = neon_exp_row, .nt.exp_row = neon_exp_row_nt, \
+	.sigmoid_row = neon_sigmoid_row, .nt.sigmoid_row = neon_sigmoid_row_nt, \
+	.clamp_row = neon_clamp_row, .nt.clamp_row = neon_clamp_row_nt, \
+	.softcap_row = neon_softcap_row, .nt.softcap_row = neon_softcap_row_nt, \
+	.geglu_row = neon_geglu_row, .nt.geglu_row = neon_geglu_row_nt, \
+	.geglu_erf_row = neon_geglu_erf_row, .nt.geglu_erf_row = neon_geglu_erf_row_nt, \
+	.reglu_row = neon_reglu_row, .nt.reglu_row = neon_reglu_row_nt, \
+	.swiglu_oai_row = neon_swiglu_oai_row, .nt.swiglu_oai_row = neon_swiglu_oai_row_nt, \
+	.rms_norm_row = neon_rms_norm_row, .nt.rms_norm_row = neon_rms_norm_row_nt, \
+	.layer_norm_row = neon_layer_norm_row, .nt.layer_norm_row = neon_layer_norm_row_nt, \
+	.softmax_write_row = neon_softmax_write_row, .nt.softmax_write_row = neon_softmax_write_row_nt, \
+	.rope_row = neon_rope_row, .nt.rope_row = neon_rope_row_nt, \
+	.dot_f32 = neon_dot_f32, \
+	.softmax_max_row = neon_softmax_max_row, \
+	.softmax_exp_row = neon_softmax_exp_row, \
+	.softmax_sum_row = neon_softmax_sum_row, \
+	.dequant_row[GLLMK_F16] = neon_dequant_row_f16, .quant_row[GLLMK_F16] = neon_quant_row_f16, \
+	.dequant_row[GLLMK_BF16] = neon_dequant_row_bf16, .quant_row[GLLMK_BF16] = neon_quant_row_bf16, \
+	.axpy_f32 = neon_axpy_f32, .axpy_f16 = neon_axpy_f16, .dot_f32_f16 = neon_dot_f32_f16, \
+	.attn[GLLMK_F32] = { neon_attn_scores_f32, neon_attn_accum_f32 }, \
+	.attn[GLLMK_F16] = { neon_attn_scores_f16, neon_attn_accum_f16 }, \
+	.attn[GLLMK_BF16] = { neon_attn_scores_bf16, neon_attn_accum_bf16 }, \
+	.attn[GLLMK_Q8_0] = { neon_attn_scores_q8_0, neon_attn_accum_q8_0 }, \
+	.attn[GLLMK_Q4_0] = { neon_attn_scores_q4_0, neon_attn_accum_q4_0 }, \
 	.matmul[GLLMK_F32] = { GLLMK_F32, neon_vec_dot_f32, neon_vec_dot_rows_f32, DOT_FLOAT_ROWS,         \
 			       neon_vec_dot_tile_f32, DOT_FLOAT_X_ROWS_neon },                         \
 	.matmul[GLLMK_F16] = { GLLMK_F32, neon_vec_dot_f16, neon_vec_dot_rows_f16, DOT_FLOAT_ROWS,         \
