@@ -17,7 +17,7 @@
  * flags: 1 mask, 2 causal, 4 paged, 8 sinks, 16 ALiBi.
  *
  * Bindings: 0 out, 1 q, 2 k, 3 v, 4 mask, 5 block table(s), 6 the call's
- * index data in 32-bit words, written by the host (ops_attention_vulkan.c):
+ * index data in 32-bit words, written by the host (ops_attention.c):
  *   [0, S]           cu_q: sequence s owns query rows cu_q[s] .. cu_q[s+1]-1
  *   [S+1, 2S]        kv_len of each sequence
  *   [2S+1, +Hq)      ALiBi slope per head (flag 16)

@@ -1,6 +1,6 @@
 /* The i-quants' codebooks as the Vulkan plugin hands them to its shaders:
  * one read-only buffer at binding VK_CODEBOOK_BINDING, made once per
- * context from kernels/quant_grids.h (plugins/vulkan/ops_common_vulkan.c),
+ * context from kernels/quant_grids.h (plugins/vulkan/ops_common.c),
  * read by kernels/vulkan/decode.glsl. Its layout is these word offsets: an
  * 8-byte grid entry takes two words (low first), a 4-byte one a word.
  * Preprocessor only, so C and GLSL both include it.

@@ -1,7 +1,9 @@
-/* The ICD loader (dlopened: the plugin loads where none is installed) and
- * the choice of a device that can take one of the embedded programs. */
+/* The ICD loader (dlopened: the plugin loads where none is installed), the
+ * choice of a device that can take one of the embedded programs, and a
+ * context's open and close. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ocl_plugin.h"
@@ -245,4 +247,81 @@ const char *ocl_error_name(cl_int err)
 	default:
 		return "CL_UNKNOWN_ERROR";
 	}
+}
+
+/* ------------------------------------------------------ open, close */
+
+static void release(struct ocl_ctx *s)
+{
+	ocl_program_release(s);
+	if (s->status)
+		s->api.clReleaseMemObject(s->status);
+	if (s->queue)
+		s->api.clReleaseCommandQueue(s->queue);
+	if (s->ctx)
+		s->api.clReleaseContext(s->ctx);
+	ocl_api_close(&s->api);
+	free(s);
+}
+
+static gllmk_status open_device(struct ocl_ctx *s, int by_name, char *reason, size_t reason_len)
+{
+	cl_context_properties props[3] = { CL_CONTEXT_PLATFORM, 0, 0 };
+	cl_int err;
+
+	if (!ocl_choose_device(&s->api, &s->dev, reason, reason_len))
+		return GLLMK_E_NO_PLUGIN;
+	props[1] = (cl_context_properties)s->dev.platform;
+	if (ocl_device_is_cpu(&s->dev) && !by_name) {
+		snprintf(reason, reason_len, "%s is a CPU OpenCL device: used only when asked for by name", s->dev.name);
+		return GLLMK_E_NO_PLUGIN;
+	}
+	s->ctx = s->api.clCreateContext(props, 1, &s->dev.id, NULL, NULL, &err);
+	if (err != CL_SUCCESS) {
+		snprintf(reason, reason_len, "clCreateContext(%s): %s", s->dev.name, ocl_error_name(err));
+		return GLLMK_E_BACKEND;
+	}
+	s->queue = s->api.clCreateCommandQueue(s->ctx, s->dev.id, 0, &err);
+	if (err != CL_SUCCESS) {
+		snprintf(reason, reason_len, "clCreateCommandQueue(%s): %s", s->dev.name, ocl_error_name(err));
+		return GLLMK_E_BACKEND;
+	}
+	s->status = s->api.clCreateBuffer(s->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+					  OCL_STATUS_WORDS * sizeof(int32_t), (int32_t[OCL_STATUS_WORDS]){ 0 }, &err);
+	if (err != CL_SUCCESS) {
+		snprintf(reason, reason_len, "clCreateBuffer (status, %s): %s", s->dev.name, ocl_error_name(err));
+		return GLLMK_E_BACKEND;
+	}
+	return ocl_program_load(s, reason, reason_len) == CL_SUCCESS ? GLLMK_OK : GLLMK_E_BACKEND;
+}
+
+gllmk_status ocl_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)
+{
+	struct ocl_ctx *s = calloc(1, sizeof(*s));
+	gllmk_status st;
+
+	if (!s) {
+		snprintf(reason, reason_len, "out of host memory");
+		return GLLMK_E_NO_MEMORY;
+	}
+	s->host = args->host;
+	if (!ocl_api_open(&s->api, reason, reason_len)) {
+		free(s);
+		return GLLMK_E_NO_PLUGIN;
+	}
+	st = open_device(s, args->by_name, reason, reason_len);
+	if (st != GLLMK_OK) {
+		release(s);
+		return st;
+	}
+	*state = s;
+	return GLLMK_OK;
+}
+
+void ocl_close(void *st)
+{
+	struct ocl_ctx *s = st;
+
+	s->api.clFinish(s->queue);
+	release(s);
 }

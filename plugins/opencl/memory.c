@@ -5,7 +5,7 @@
  * buffer_free requires. */
 #include "ocl_plugin.h"
 
-gllmk_status ocl_fail(struct ocl_state *s, const char *op, const char *call, cl_int err)
+gllmk_status ocl_fail(struct ocl_ctx *s, const char *op, const char *call, cl_int err)
 {
 	gllmk_status st = GLLMK_E_BACKEND;
 
@@ -17,7 +17,7 @@ gllmk_status ocl_fail(struct ocl_state *s, const char *op, const char *call, cl_
 
 gllmk_status ocl_buffer_alloc(void *st, uint64_t size, void **impl)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	cl_int err;
 	cl_mem m = s->api.clCreateBuffer(s->ctx, CL_MEM_READ_WRITE, size, NULL, &err);
 
@@ -29,14 +29,14 @@ gllmk_status ocl_buffer_alloc(void *st, uint64_t size, void **impl)
 
 void ocl_buffer_free(void *st, void *impl)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 
 	s->api.clReleaseMemObject((cl_mem)impl);
 }
 
 gllmk_status ocl_buffer_write(void *st, void *impl, uint64_t off, const void *src, uint64_t size)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	cl_int err = s->api.clEnqueueWriteBuffer(s->queue, (cl_mem)impl, CL_TRUE, off, size, src, 0, NULL, NULL);
 
 	return err == CL_SUCCESS ? GLLMK_OK : ocl_fail(s, "gllmk_buffer_write", "clEnqueueWriteBuffer", err);
@@ -44,7 +44,7 @@ gllmk_status ocl_buffer_write(void *st, void *impl, uint64_t off, const void *sr
 
 gllmk_status ocl_buffer_read(void *st, void *impl, uint64_t off, void *dst, uint64_t size)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	cl_int err = s->api.clEnqueueReadBuffer(s->queue, (cl_mem)impl, CL_TRUE, off, size, dst, 0, NULL, NULL);
 
 	return err == CL_SUCCESS ? ocl_check_status(s) : ocl_fail(s, "gllmk_buffer_read", "clEnqueueReadBuffer", err);
@@ -52,7 +52,7 @@ gllmk_status ocl_buffer_read(void *st, void *impl, uint64_t off, void *dst, uint
 
 gllmk_status ocl_buffer_copy(void *st, void *dst, uint64_t dst_off, void *src, uint64_t src_off, uint64_t size)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	cl_int err = s->api.clEnqueueCopyBuffer(s->queue, (cl_mem)src, (cl_mem)dst, src_off, dst_off, size, 0, NULL,
 						NULL);
 
@@ -61,13 +61,13 @@ gllmk_status ocl_buffer_copy(void *st, void *dst, uint64_t dst_off, void *src, u
 
 gllmk_status ocl_sync(void *st)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	cl_int err = s->api.clFinish(s->queue);
 
 	return err == CL_SUCCESS ? ocl_check_status(s) : ocl_fail(s, "gllmk_sync", "clFinish", err);
 }
 
-gllmk_status ocl_check_status(struct ocl_state *s)
+gllmk_status ocl_check_status(struct ocl_ctx *s)
 {
 	static const int32_t zero[OCL_STATUS_WORDS];
 	int32_t w[OCL_STATUS_WORDS];
@@ -89,7 +89,7 @@ gllmk_status ocl_check_status(struct ocl_state *s)
 				  w[3], w[1], w[2], w[4]);
 }
 
-gllmk_status ocl_read_i32(struct ocl_state *s, const char *op, const gllmk_tensor *t, int64_t n, int32_t *out)
+gllmk_status ocl_read_i32(struct ocl_ctx *s, const char *op, const gllmk_tensor *t, int64_t n, int32_t *out)
 {
 	cl_int err = s->api.clEnqueueReadBuffer(s->queue, ocl_mem(t), CL_TRUE, t->offset, (size_t)n * sizeof(int32_t),
 						out, 0, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "ocl_dtypes.h"
+#include "../gpu_common/gpu_common.h"
 
 /* Decode-shaped calls (few rows x heads) over long KV split each (row,
  * head)'s tokens over up to OCL_ATTN_MAX_SPLITS work-items, at least
@@ -20,17 +21,14 @@
 /* One call as the kernel sees it. */
 struct attn_call {
 	const char *fn;  /* the public function, for messages */
-	ocl_t out, q, k, v, mask, bt, sinks, cu_q, kv_len;
+	gllmk_t out, q, k, v, mask, bt, sinks, cu_q, kv_len;
 	gllmk_attention_ext_params p;
 	int paged;
 	int64_t kv_len_one; /* the single-sequence ops' kv_len */
 	int64_t max_kv_len; /* over the sequences */
 };
 
-#define ATTENTION_SLOT(dt, name) [dt] = OCLK_attention_##name,
-static const enum ocl_kernel_id attention_kernels[GLLMK_DTYPE_LIMIT] = { OCL_KV_DTYPES(ATTENTION_SLOT) };
-
-static gllmk_status check_table(struct ocl_state *s, const char *fn, ocl_t table, int64_t pages, int64_t nblk)
+static gllmk_status check_table(struct ocl_ctx *s, const char *fn, gllmk_t table, int64_t pages, int64_t nblk)
 {
 	int32_t *ids = malloc((size_t)pages * sizeof(int32_t));
 	gllmk_status st;
@@ -46,37 +44,8 @@ static gllmk_status check_table(struct ocl_state *s, const char *fn, ocl_t table
 	return st;
 }
 
-/* One sequence's cu_q step, kv_len and pages; GLLMK_E_BOUNDS names it. */
-static gllmk_status check_sequence(struct ocl_state *s, const struct attn_call *a, int64_t seq, const int32_t *cu,
-				   const int32_t *len, const int32_t *row)
-{
-	int64_t rows = a->q->shape[0], B = a->k->shape[1], nblk = a->k->shape[0], P = a->bt->shape[1];
-	int64_t mask_cols = a->mask ? a->mask->shape[a->mask->ndim - 1] : INT64_MAX;
-	int32_t n = len[seq];
-
-	if (cu[seq + 1] < cu[seq] || cu[seq + 1] > rows)
-		return s->host->set_error(GLLMK_E_BOUNDS,
-					  "%s: sequence %lld: cu_q[%lld] = %d after cu_q[%lld] = %d (q has %lld rows)",
-					  a->fn, (long long)seq, (long long)seq + 1, cu[seq + 1], (long long)seq, cu[seq],
-					  (long long)rows);
-	if (n < 0 || n > P * B)
-		return s->host->set_error(GLLMK_E_BOUNDS,
-					  "%s: sequence %lld: kv_len[%lld] = %d, its block table holds %lld tokens", a->fn,
-					  (long long)seq, (long long)seq, n, (long long)(P * B));
-	if (n > mask_cols)
-		return s->host->set_error(GLLMK_E_BOUNDS, "%s: sequence %lld: kv_len[%lld] = %d, mask has %lld columns",
-					  a->fn, (long long)seq, (long long)seq, n, (long long)mask_cols);
-	for (int64_t j = 0; j < (n + B - 1) / B; j++)
-		if (row[j] < 0 || row[j] >= nblk)
-			return s->host->set_error(GLLMK_E_BOUNDS,
-						  "%s: sequence %lld: block_tables[%lld, %lld] = %d, k and v have %lld blocks",
-						  a->fn, (long long)seq, (long long)seq, (long long)j, row[j],
-						  (long long)nblk);
-	return GLLMK_OK;
-}
-
 /* cu_q, kv_len and block_tables read to the host and checked. */
-static gllmk_status check_varlen(struct ocl_state *s, struct attn_call *a)
+static gllmk_status check_varlen(struct ocl_ctx *s, struct attn_call *a)
 {
 	int64_t S = a->kv_len->shape[0], rows = a->q->shape[0];
 	int64_t row_words = a->bt->stride[0] / 4, table_words = (S - 1) * row_words + a->bt->shape[1];
@@ -91,21 +60,23 @@ static gllmk_status check_varlen(struct ocl_state *s, struct attn_call *a)
 		st = ocl_read_i32(s, a->fn, a->kv_len, S, len);
 	if (!st)
 		st = ocl_read_i32(s, a->fn, a->bt, table_words, table);
-	if (!st && cu[0] != 0)
-		st = s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[0] = %d, must be 0", a->fn, cu[0]);
-	for (int64_t i = 0; !st && i < S; i++) {
-		st = check_sequence(s, a, i, cu, len, table + i * row_words);
-		a->max_kv_len = len[i] > a->max_kv_len ? len[i] : a->max_kv_len;
+	if (!st) {
+		const struct gpu_varlen v = {
+			.fn = a->fn, .seqs = S, .rows = rows, .page = a->k->shape[1], .blocks = a->k->shape[0],
+			.pages = a->bt->shape[1],
+			.mask_cols = a->mask ? a->mask->shape[a->mask->ndim - 1] : INT64_MAX,
+			.cu_q = cu, .kv_len = len, .tables = table, .table_words = row_words,
+		};
+		st = gpu_check_varlen(s->host, &v);
 	}
-	if (!st && cu[S] != rows)
-		st = s->host->set_error(GLLMK_E_BOUNDS, "%s: cu_q[%lld] = %d, q has %lld rows", a->fn, (long long)S,
-					cu[S], (long long)rows);
+	for (int64_t i = 0; !st && i < S; i++)
+		a->max_kv_len = len[i] > a->max_kv_len ? len[i] : a->max_kv_len;
 	free(cu);
 	return st;
 }
 
 /* Byte strides of a k or v tensor: per block, per token slot, per head. */
-static void kv_strides(ocl_t t, int paged, struct ocl_args *args)
+static void kv_strides(gllmk_t t, int paged, struct ocl_args *args)
 {
 	ocl_arg_mem(args, ocl_mem(t));
 	ocl_arg_long(args, (int64_t)t->offset);
@@ -115,7 +86,7 @@ static void kv_strides(ocl_t t, int paged, struct ocl_args *args)
 }
 
 /* A buffer argument that may be absent: mem and offset (q's, unread). */
-static void opt_mem(struct ocl_args *args, ocl_t t, ocl_t stand_in)
+static void opt_mem(struct ocl_args *args, gllmk_t t, gllmk_t stand_in)
 {
 	ocl_arg_mem(args, ocl_mem(t ? t : stand_in));
 	ocl_arg_long(args, t ? (int64_t)t->offset : 0);
@@ -136,11 +107,11 @@ static int64_t attention_splits(int64_t items, int64_t max_kv_len)
 }
 
 /* The second pass of a split call: partial records -> out. */
-static gllmk_status attention_merge(struct ocl_state *s, const struct attn_call *a, cl_mem part, int64_t splits)
+static gllmk_status attention_merge(struct ocl_ctx *s, const struct attn_call *a, cl_mem part, int64_t splits)
 {
-	ocl_t out = a->out;
+	gllmk_t out = a->out;
 	int64_t rows = out->shape[0], hq = out->shape[1], dv = out->shape[2];
-	struct ocl_args args = ocl_args(s, OCLK_attention_merge);
+	struct ocl_args args = ocl_args(s, OCL_KERNEL_ATTENTION_MERGE);
 
 	ocl_arg_mem(&args, ocl_mem(out));
 	ocl_arg_long(&args, (int64_t)out->offset);
@@ -157,9 +128,9 @@ static gllmk_status attention_merge(struct ocl_state *s, const struct attn_call 
 	return ocl_launch(&args, a->fn, (uint64_t)(rows * hq * dv));
 }
 
-static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call *a)
+static gllmk_status attention_launch(struct ocl_ctx *s, const struct attn_call *a)
 {
-	ocl_t q = a->q, k = a->k, out = a->out, mask = a->mask;
+	gllmk_t q = a->q, k = a->k, out = a->out, mask = a->mask;
 	int64_t rows = q->shape[0], hq = q->shape[1], d = q->shape[2], dv = out->shape[2];
 	int64_t hkv = k->shape[a->paged ? 2 : 1];
 	int varlen = a->cu_q != NULL;
@@ -168,7 +139,7 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 	int64_t n_head_log2 = (int64_t)1 << (int)floor(log2((double)hq));
 	float m0 = powf(2.0f, -a->p.max_bias / (float)n_head_log2);
 	float m1 = powf(2.0f, -(a->p.max_bias / 2.0f) / (float)n_head_log2);
-	struct ocl_args args = ocl_args(s, attention_kernels[k->dtype]);
+	struct ocl_args args = ocl_args(s, ocl_kv_kernels[k->dtype].attention);
 	int64_t splits = attention_splits(rows * hq, a->max_kv_len);
 	cl_mem part = NULL; /* the splits' partial records; released below, kept by OpenCL until done */
 	gllmk_status rc;
@@ -235,7 +206,7 @@ static gllmk_status attention_launch(struct ocl_state *s, const struct attn_call
 }
 
 /* gllmk_attention_ext and the 1.0 slot: one sequence of Tq rows. */
-static gllmk_status attention_one(struct ocl_state *s, struct attn_call *a)
+static gllmk_status attention_one(struct ocl_ctx *s, struct attn_call *a)
 {
 	a->kv_len_one = a->p.kv_len ? a->p.kv_len : a->k->shape[0];
 	a->max_kv_len = a->kv_len_one;
@@ -249,7 +220,7 @@ static gllmk_status attention_one(struct ocl_state *s, struct attn_call *a)
 	return attention_launch(s, a);
 }
 
-gllmk_status ocl_attention(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,
+gllmk_status ocl_attention(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
 			   const gllmk_attention_params *p)
 {
 	struct attn_call a = {
@@ -263,8 +234,8 @@ gllmk_status ocl_attention(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t
 	return attention_one(st, &a);
 }
 
-gllmk_status ocl_attention_ext(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t block_table,
-			       ocl_t sinks, const gllmk_attention_ext_params *p)
+gllmk_status ocl_attention_ext(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t block_table,
+			       gllmk_t sinks, const gllmk_attention_ext_params *p)
 {
 	struct attn_call a = {
 		.fn = "gllmk_attention_ext",
@@ -276,8 +247,8 @@ gllmk_status ocl_attention_ext(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, o
 	return attention_one(st, &a);
 }
 
-gllmk_status ocl_attention_varlen(void *st, ocl_t out, ocl_t q, ocl_t k, ocl_t v, ocl_t mask, ocl_t cu_q,
-				  ocl_t kv_len, ocl_t block_tables, ocl_t sinks, const gllmk_attention_ext_params *p)
+gllmk_status ocl_attention_varlen(void *st, gllmk_t out, gllmk_t q, gllmk_t k, gllmk_t v, gllmk_t mask, gllmk_t cu_q,
+				  gllmk_t kv_len, gllmk_t block_tables, gllmk_t sinks, const gllmk_attention_ext_params *p)
 {
 	struct attn_call a = {
 		.fn = "gllmk_attention_varlen",

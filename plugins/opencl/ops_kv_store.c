@@ -5,11 +5,8 @@
 
 #include "ocl_dtypes.h"
 
-#define KV_STORE_SLOT(dt, name) [dt] = OCLK_kv_store_##name,
-static const enum ocl_kernel_id kv_store_kernels[GLLMK_DTYPE_LIMIT] = { OCL_KV_DTYPES(KV_STORE_SLOT) };
-
 /* Slots in [-1, cap). */
-static gllmk_status check_slots(struct ocl_state *s, ocl_t slots, int64_t n, int64_t cap)
+static gllmk_status check_slots(struct ocl_ctx *s, gllmk_t slots, int64_t n, int64_t cap)
 {
 	int32_t small[256], *buf = n <= 256 ? small : malloc((size_t)n * sizeof(int32_t));
 	gllmk_status st;
@@ -28,13 +25,13 @@ static gllmk_status check_slots(struct ocl_state *s, ocl_t slots, int64_t n, int
 	return st;
 }
 
-gllmk_status ocl_kv_store(void *st, ocl_t cache, ocl_t x, ocl_t slots)
+gllmk_status ocl_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	int paged = cache->ndim == 4;
 	int64_t tokens = x->shape[0], heads = x->shape[1], cap = cache->shape[0] * (paged ? cache->shape[1] : 1);
 	int64_t units = x->shape[2] / ocl_decode_step(cache->dtype), total = tokens * heads * units;
-	struct ocl_args args = ocl_args(s, kv_store_kernels[cache->dtype]);
+	struct ocl_args args = ocl_args(s, ocl_kv_kernels[cache->dtype].kv_store);
 	gllmk_status rc = check_slots(s, slots, tokens, cap);
 
 	if (rc != GLLMK_OK)

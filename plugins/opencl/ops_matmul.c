@@ -3,13 +3,6 @@
  * matmul_batched (matmul's kernels with the batch as the outer index). */
 #include "ocl_dtypes.h"
 
-#define MATMUL_SLOT(dt, name) [dt] = OCLK_matmul_##name,
-#define MATVEC_SLOT(dt, name) [dt] = OCLK_matvec_##name,
-static const enum ocl_kernel_id matmul_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATMUL_SLOT) };
-static const enum ocl_kernel_id matvec_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATVEC_SLOT) };
-#define MATVEC_ID_SLOT(dt, name) [dt] = OCLK_matvec_id_##name,
-static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(MATVEC_ID_SLOT) };
-
 /* MT in kernels/opencl/matmul.cl: rows of x per work-item. Below 4 rows
  * the matvec variant (one row per item) wastes no work on absent rows. */
 #define MATMUL_ROWS 4
@@ -17,24 +10,24 @@ static const enum ocl_kernel_id matvec_id_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEI
 /* The dims and strides of a 2-D matrix or a 3-D batch of them, counted
  * from the innermost: d 0 the row length, 1 the rows, 2 the batches. A
  * size-1 dim's stride reads as 0. */
-static int64_t dim_from_end(ocl_t t, int d)
+static int64_t dim_from_end(gllmk_t t, int d)
 {
 	return d < t->ndim ? t->shape[t->ndim - 1 - d] : 1;
 }
 
-static int64_t stride_from_end(ocl_t t, int d)
+static int64_t stride_from_end(gllmk_t t, int d)
 {
 	return d < t->ndim && t->shape[t->ndim - 1 - d] > 1 ? t->stride[t->ndim - 1 - d] : 0;
 }
 
 /* y [B, M, N] = x [B, M, K] · w[b]ᵀ (+ bias); 2-D tensors: B = 1 (matmul).
  * One launch: the batch is the outer work-item index. */
-static gllmk_status matmul_run(void *st, const char *op, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
+static gllmk_status matmul_run(void *st, const char *op, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	const int64_t m = dim_from_end(x, 1), n = dim_from_end(w, 1), k = dim_from_end(w, 0), b = dim_from_end(x, 2);
 	const int64_t per_item = m < MATMUL_ROWS ? 1 : MATMUL_ROWS;
 	const int64_t total = b * n * ((m + per_item - 1) / per_item);
-	struct ocl_args args = ocl_args(st, per_item == 1 ? matvec_kernels[w->dtype] : matmul_kernels[w->dtype]);
+	struct ocl_args args = ocl_args(st, per_item == 1 ? ocl_weight_kernels[w->dtype].matvec : ocl_weight_kernels[w->dtype].matmul);
 
 	ocl_arg_mem(&args, ocl_mem(y));
 	ocl_arg_long(&args, (int64_t)y->offset);
@@ -58,14 +51,14 @@ static gllmk_status matmul_run(void *st, const char *op, ocl_t y, ocl_t x, ocl_t
 	return ocl_launch(&args, op, (uint64_t)total);
 }
 
-gllmk_status ocl_matmul(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t bias)
+gllmk_status ocl_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	return matmul_run(st, "gllmk_matmul", y, x, w, bias);
 }
 
-gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_params *p)
+gllmk_status ocl_gemm(void *st, gllmk_t c, gllmk_t a, gllmk_t b, const gllmk_gemm_params *p)
 {
-	struct ocl_args args = ocl_args(st, OCLK_gemm);
+	struct ocl_args args = ocl_args(st, OCL_KERNEL_GEMM);
 	int64_t m = c->shape[0], n = c->shape[1], k = p->trans_a ? a->shape[0] : a->shape[1];
 
 	ocl_arg_mem(&args, ocl_mem(c));
@@ -95,11 +88,11 @@ gllmk_status ocl_gemm(void *st, ocl_t c, ocl_t a, ocl_t b, const gllmk_gemm_para
  * The kernel checks them, clamps a bad one to 0 and raises the context's
  * status; the next gllmk_sync (or buffer read) returns GLLMK_E_BOUNDS
  * naming token and slot (ocl_check_status, SPEC/OPENCL.md). */
-gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t bias, ocl_t sw)
+gllmk_status ocl_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t sw)
 {
 	const int64_t t = ids->shape[0], n = w->shape[1], total = n * t;
-	struct ocl_state *s = st;
-	struct ocl_args args = ocl_args(s, matvec_id_kernels[w->dtype]);
+	struct ocl_ctx *s = st;
+	struct ocl_args args = ocl_args(s, ocl_weight_kernels[w->dtype].matvec_id);
 
 	s->status_armed = 1;
 	ocl_arg_mem(&args, ocl_mem(y));
@@ -136,7 +129,7 @@ gllmk_status ocl_matmul_id(void *st, ocl_t y, ocl_t x, ocl_t w, ocl_t ids, ocl_t
 
 /* ------------------------------------------------------ matmul_batched */
 
-gllmk_status ocl_matmul_batched(void *st, ocl_t y, ocl_t x, ocl_t w)
+gllmk_status ocl_matmul_batched(void *st, gllmk_t y, gllmk_t x, gllmk_t w)
 {
 	return matmul_run(st, "gllmk_matmul_batched", y, x, w, NULL);
 }

@@ -1,18 +1,15 @@
-/* dequantize, quantize and get_rows. get_rows checks its ids on the host
+/* dequantize, quantize, get_rows and convert (the dtype changes, as in the
+ * CPU framework's ops_quant.c). get_rows checks its ids on the host
  * (a blocking read of n i32, SPEC/OPENCL.md) so an id outside the table is
  * GLLMK_E_BOUNDS from the call itself, naming the position. */
 #include <stdlib.h>
 
 #include "ocl_dtypes.h"
+#include "../gpu_common/gpu_common.h"
 
-#define DEQUANT_SLOT(dt, name) [dt] = OCLK_dequant_##name,
-#define GET_ROWS_SLOT(dt, name) [dt] = OCLK_get_rows_##name,
-static const enum ocl_kernel_id dequant_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(DEQUANT_SLOT) };
-static const enum ocl_kernel_id get_rows_kernels[GLLMK_DTYPE_LIMIT] = { OCL_WEIGHT_DTYPES(GET_ROWS_SLOT) };
-
-/* y (f32 or the quantized output) from x, row by row: n elements per row,
+/* y (f32, the quantized output or convert's) from x, row by row: n elements per row,
  * `step` of them per work-item. */
-static gllmk_status by_rows(void *st, enum ocl_kernel_id k, const char *op, ocl_t y, ocl_t x, int64_t step)
+static gllmk_status by_rows(void *st, enum ocl_kernel k, const char *op, gllmk_t y, gllmk_t x, int64_t step)
 {
 	struct ocl_view vy = ocl_view(y), vx = ocl_view(x);
 	struct ocl_args args = ocl_args(st, k);
@@ -27,19 +24,19 @@ static gllmk_status by_rows(void *st, enum ocl_kernel_id k, const char *op, ocl_
 	return ocl_launch(&args, op, (uint64_t)total);
 }
 
-gllmk_status ocl_dequantize(void *st, ocl_t y, ocl_t x)
+gllmk_status ocl_dequantize(void *st, gllmk_t y, gllmk_t x)
 {
-	return by_rows(st, dequant_kernels[x->dtype], "gllmk_dequantize", y, x, ocl_decode_step(x->dtype));
+	return by_rows(st, ocl_weight_kernels[x->dtype].dequant, "gllmk_dequantize", y, x, ocl_decode_step(x->dtype));
 }
 
-gllmk_status ocl_quantize(void *st, ocl_t y, ocl_t x)
+gllmk_status ocl_quantize(void *st, gllmk_t y, gllmk_t x)
 {
 	int q8_k = y->dtype == GLLMK_Q8_K;
 
-	return by_rows(st, q8_k ? OCLK_quantize_q8_k : OCLK_quantize_q8_0, "gllmk_quantize", y, x, q8_k ? 256 : 32);
+	return by_rows(st, q8_k ? OCL_KERNEL_QUANTIZE_Q8_K : OCL_KERNEL_QUANTIZE_Q8_0, "gllmk_quantize", y, x, q8_k ? 256 : 32);
 }
 
-static gllmk_status check_ids(struct ocl_state *s, ocl_t ids, int64_t n, int64_t v_rows)
+static gllmk_status check_ids(struct ocl_ctx *s, gllmk_t ids, int64_t n, int64_t v_rows)
 {
 	int32_t small[256], *buf = n <= 256 ? small : malloc((size_t)n * sizeof(int32_t));
 	gllmk_status st;
@@ -57,12 +54,12 @@ static gllmk_status check_ids(struct ocl_state *s, ocl_t ids, int64_t n, int64_t
 	return st;
 }
 
-gllmk_status ocl_get_rows(void *st, ocl_t y, ocl_t table, ocl_t ids)
+gllmk_status ocl_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
 {
-	struct ocl_state *s = st;
+	struct ocl_ctx *s = st;
 	int64_t n = ids->shape[0], v_rows = table->shape[0], k = table->shape[1];
 	int64_t step = ocl_decode_step(table->dtype), total = n * (k / step);
-	struct ocl_args args = ocl_args(s, get_rows_kernels[table->dtype]);
+	struct ocl_args args = ocl_args(s, ocl_weight_kernels[table->dtype].get_rows);
 	gllmk_status rc = check_ids(s, ids, n, v_rows);
 
 	if (rc != GLLMK_OK)
@@ -79,4 +76,18 @@ gllmk_status ocl_get_rows(void *st, ocl_t y, ocl_t table, ocl_t ids)
 	ocl_arg_long(&args, k);
 	ocl_arg_long(&args, total);
 	return ocl_launch(&args, "gllmk_get_rows", (uint64_t)total);
+}
+
+/* convert_<src>_<dst> for the three float dtypes */
+static const enum ocl_kernel convert_kernels[3][3] = {
+	{ OCL_KERNEL_CONVERT_F32_F32, OCL_KERNEL_CONVERT_F32_F16, OCL_KERNEL_CONVERT_F32_BF16 },
+	{ OCL_KERNEL_CONVERT_F16_F32, OCL_KERNEL_CONVERT_F16_F16, OCL_KERNEL_CONVERT_F16_BF16 },
+	{ OCL_KERNEL_CONVERT_BF16_F32, OCL_KERNEL_CONVERT_BF16_F16, OCL_KERNEL_CONVERT_BF16_BF16 },
+};
+
+gllmk_status ocl_convert(void *st, gllmk_t y, gllmk_t x)
+{
+	enum ocl_kernel k = convert_kernels[gpu_float_slot(x->dtype)][gpu_float_slot(y->dtype)];
+
+	return by_rows(st, k, "gllmk_convert", y, x, 1);
 }

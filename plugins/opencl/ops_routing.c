@@ -3,21 +3,21 @@
 #include "ocl_plugin.h"
 
 /* The byte stride between rows of a 2-D view (0 for one row). */
-static int64_t row_stride(ocl_t t)
+static int64_t row_stride(gllmk_t t)
 {
 	return t->shape[0] > 1 ? t->stride[0] : 0;
 }
 
-static void arg_row_tensor(struct ocl_args *a, ocl_t t)
+static void arg_row_tensor(struct ocl_args *a, gllmk_t t)
 {
 	ocl_arg_mem(a, ocl_mem(t));
 	ocl_arg_long(a, (int64_t)t->offset);
 	ocl_arg_long(a, row_stride(t));
 }
 
-gllmk_status ocl_top_k(void *st, ocl_t values, ocl_t ids, ocl_t x)
+gllmk_status ocl_top_k(void *st, gllmk_t values, gllmk_t ids, gllmk_t x)
 {
-	struct ocl_args args = ocl_args(st, OCLK_top_k);
+	struct ocl_args args = ocl_args(st, OCL_KERNEL_TOP_K);
 
 	arg_row_tensor(&args, ids);
 	arg_row_tensor(&args, values ? values : ids); /* unwritten without values */
@@ -29,10 +29,10 @@ gllmk_status ocl_top_k(void *st, ocl_t values, ocl_t ids, ocl_t x)
 	return ocl_launch(&args, "gllmk_top_k", (uint64_t)x->shape[0]);
 }
 
-gllmk_status ocl_moe_route(void *st, ocl_t ids, ocl_t weights, ocl_t logits, ocl_t bias,
+gllmk_status ocl_moe_route(void *st, gllmk_t ids, gllmk_t weights, gllmk_t logits, gllmk_t bias,
 			   const gllmk_moe_route_params *p)
 {
-	struct ocl_args args = ocl_args(st, OCLK_moe_route);
+	struct ocl_args args = ocl_args(st, OCL_KERNEL_MOE_ROUTE);
 
 	arg_row_tensor(&args, ids);
 	arg_row_tensor(&args, weights);

@@ -47,7 +47,7 @@ static void vk_process_init(void)
 	}
 	r = vk_instance_create(&p->fn, gipa, &p->instance);
 	if (r != VK_SUCCESS) {
-		snprintf(p->why, sizeof(p->why), "vkCreateInstance (Vulkan 1.1): %s%s", vk_result_name(r),
+		snprintf(p->why, sizeof(p->why), "vkCreateInstance (Vulkan 1.1): %s%s", vk_error_name(r),
 			 r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no Vulkan 1.1 loader or driver)" : "");
 		p->instance = VK_NULL_HANDLE;
 	}
@@ -65,7 +65,7 @@ bool vk_process_instance(struct vk_fns *fn, VkInstance *inst, char *why, size_t 
 	return true;
 }
 
-const char *vk_result_name(VkResult r)
+const char *vk_error_name(VkResult r)
 {
 	switch (r) {
 #define VK_RESULT_CASE(x) case x: return #x;
@@ -251,7 +251,7 @@ static gllmk_status vk_device_create(struct vk_ctx *c, char *reason, size_t reas
 	VkResult r = c->fn.vkCreateDevice(c->pdev, &info, NULL, &c->dev);
 
 	if (r != VK_SUCCESS) {
-		snprintf(reason, reason_len, "vkCreateDevice: %s", vk_result_name(r));
+		snprintf(reason, reason_len, "vkCreateDevice: %s", vk_error_name(r));
 		return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY ? GLLMK_E_NO_MEMORY
 											 : GLLMK_E_BACKEND;
 	}
@@ -333,15 +333,17 @@ gllmk_status vk_open(const gllmk_open_args *args, void **state, char *reason, si
 	c->unified = vk_unified(c);
 	c->subgroup_size = vk_subgroup_size(c);
 	/* GLLMK_VULKAN_ATTN_SPLIT=0: attention never splits the tokens over
-	 * workgroups (ops_attention_vulkan.c), to measure what splitting gives */
+	 * workgroups (ops_attention.c), to measure what splitting gives */
 	const char *split_env = secure_getenv("GLLMK_VULKAN_ATTN_SPLIT");
 	c->attn_split = !(split_env && strcmp(split_env, "0") == 0);
 	st = vk_device_create(c, reason, reason_len);
 	if (st)
 		goto fail;
-	st = vk_stream_init(c);
+	st = vk_program_load(c);
+	if (!st)
+		st = vk_stream_init(c);
 	if (st) {
-		snprintf(reason, reason_len, "setting up the command stream failed");
+		snprintf(reason, reason_len, "setting up the pipelines and the command stream failed");
 		vk_close(c);
 		return st;
 	}
@@ -361,6 +363,7 @@ void vk_close(void *state)
 	if (c->dev) {
 		c->fn.vkDeviceWaitIdle(c->dev);
 		vk_stream_destroy(c);
+		vk_program_release(c);
 		c->fn.vkDestroyDevice(c->dev, NULL);
 	}
 	free(c);  /* the instance is the process's (vk_process_instance) */

@@ -57,7 +57,7 @@ static gllmk_status vk_memory_fail(struct vk_ctx *c, const char *what, VkResult 
 {
 	if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
 		return c->host->set_error(GLLMK_E_NO_MEMORY, "vulkan: %s of %llu bytes: %s", what,
-					  (unsigned long long)size, vk_result_name(r));
+					  (unsigned long long)size, vk_error_name(r));
 	return vk_fail(c, what, r);
 }
 

@@ -1,6 +1,6 @@
 /* Every type of the plugin ABI, reachable from one exported function, so
  * that abidw describes the plugin table, the host, the open arguments, the
- * probe info, the tensor and every params struct (tools/abi-check compiles
+ * probe info, the tensor and every params struct (scripts/abi-check compiles
  * this with -g against the current abi/ and compares it with
  * abi/baseline/plugin-abi.abi). Not a plugin: never loaded.
  *

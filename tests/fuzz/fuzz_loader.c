@@ -5,7 +5,7 @@
  * holds, they must return: a verdict and a reason for the survey, a status
  * and a message for the open, never a crash.
  *
- * The seeds (tests/fuzz/corpus/loader and the fake plugins tools/run-fuzz
+ * The seeds (tests/fuzz/corpus/loader and the fake plugins scripts/run-fuzz
  * adds from the build) make the mutations ELF-ish: headers, program and
  * dynamic sections, version tables. A file the dynamic loader maps runs its
  * constructors, and neither glibc's dynamic loader nor a plugin's own code

@@ -6,7 +6,7 @@ corruption below is what makes a variant fail), then runs one variant per
 corruption and checks: exit status 2 (bad file) or 3 (valid GGUF that gllmk
 cannot run), a message naming the field, no sanitizer report, no signal.
 
-    test_bad_gguf.py --run build/tools/gllmk-run [--plugin cpu-generic]
+    test_bad_gguf.py --run build/tools/run/gllmk-run [--plugin cpu-generic]
                      [--wrapper "qemu-aarch64 -L /usr/aarch64-linux-gnu"]
 
 --reader-only points --run at a program that only opens the file with the

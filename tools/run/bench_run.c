@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench.h"
+#include "../bench/bench.h"
 #include "peer.h"
 #include "run.h"
 

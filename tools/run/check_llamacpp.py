@@ -4,7 +4,7 @@
 An outside check of gllmk-run's forward pass: tests/run/reference.py is
 written from the same reading of the model definitions as forward.c, so a
 misreading both share would pass the e2e tests; llama.cpp is an
-implementation of its own. Needs the peer venv (tools/install-peers):
+implementation of its own. Needs the peer venv (scripts/install-peers):
 
   build-peers/venv/bin/python tools/run/check_llamacpp.py MODEL.gguf [--plugin P] [--ids 1,5,9]
 

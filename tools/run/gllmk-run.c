@@ -34,7 +34,7 @@ static const char USAGE[] =
 	"      --bench            pp and tg benchmark (llama-bench style), with the roofline\n"
 	"      --reps R           benchmark repetitions (default 5)\n"
 	"      --pp P --tg G      benchmark prompt and generated tokens (default 512, 128)\n"
-	"      --peer llama.cpp   run the same benchmark on llama.cpp (tools/install-peers)\n"
+	"      --peer llama.cpp   run the same benchmark on llama.cpp (scripts/install-peers)\n"
 	"      --info             print the model's metadata and tensors, then exit\n"
 	"      --json             one JSON document on stdout\n"
 	"  -q, --quiet            no progress on stderr\n"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a tiny random GGUF model (llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3 or gpt-oss) for gllmk-run.
 
-Run it with build-venv/bin/python (tools/install-deps makes that venv with numpy and
+Run it with build-venv/bin/python (scripts/install-deps makes that venv with numpy and
 gguf). The weights are random but shaped like a real model's: matrices normal with
 std 1/sqrt(fan_in), so the residual stream stays O(1) through the layers, norms near 1,
 qwen2 biases small. Float and 32-element block types of ABI 1.0 are encoded with the

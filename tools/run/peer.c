@@ -1,6 +1,6 @@
 /* Peers for gllmk-run --bench --peer NAME: a shim library loaded with dlopen,
  * never linked (see peer.h). The shim for llama.cpp is built by
- * tools/install-peers from tools/run/peer_llamacpp.c against the llama.h of
+ * scripts/install-peers from tools/run/peer_llamacpp.c against the llama.h of
  * the installed llama-cpp-python and exports one function with plain C types:
  *
  *   int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads,
@@ -125,7 +125,7 @@ struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint, c
 		return NULL;
 	}
 	if (!find_shim(shim, top_dir_hint, path, sizeof(path))) {
-		set_err(err, errlen, "llama.cpp not installed (run tools/install-peers)");
+		set_err(err, errlen, "llama.cpp not installed (run scripts/install-peers)");
 		return NULL;
 	}
 	/* Never unloaded: llama.cpp's CPU backend runs OpenMP (libgomp) worker
@@ -138,13 +138,13 @@ struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint, c
 #endif
 	if (!lib) {
 		const char *why = dlerror();
-		set_err(err, errlen, "llama.cpp peer %s cannot be loaded (rerun tools/install-peers): %s", path,
+		set_err(err, errlen, "llama.cpp peer %s cannot be loaded (rerun scripts/install-peers): %s", path,
 			why ? why : "dlopen failed");
 		return NULL;
 	}
 	sym = dlsym(lib, "gllmk_peer_llamacpp_bench_v1");
 	if (!sym) {
-		set_err(err, errlen, "llama.cpp peer %s has no gllmk_peer_llamacpp_bench_v1 (rerun tools/install-peers)",
+		set_err(err, errlen, "llama.cpp peer %s has no gllmk_peer_llamacpp_bench_v1 (rerun scripts/install-peers)",
 			path);
 		dlclose(lib);
 		return NULL;

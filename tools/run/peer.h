@@ -2,7 +2,7 @@
  * same GGUF file, with the same thread count, in the same run.
  *
  * A peer is never linked into gllmk: peer.c dlopens a small shim library
- * (build-peers/libgllmk-peer-<name>.so, built by tools/install-peers against
+ * (build-peers/libgllmk-peer-<name>.so, built by scripts/install-peers against
  * the peer's own headers) and calls one exported function with plain C types.
  * When the peer is not installed, gllmk_peer_open() returns NULL with a
  * one-line reason and gllmk-run goes on without it.
@@ -33,7 +33,7 @@ struct gllmk_peer;
  * (and ../) from the executable's directory that holds build-peers/, then in
  * <top_dir_hint>/build-peers/ and <top_dir_hint>/ (top_dir_hint may be NULL).
  * NULL: not available; err says why ("llama.cpp not installed (run
- * tools/install-peers)", or the dlopen error of a shim that is there). */
+ * scripts/install-peers)", or the dlopen error of a shim that is there). */
 struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint,
                                    char *err, size_t errlen);
 

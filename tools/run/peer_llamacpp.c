@@ -1,6 +1,6 @@
 /* The llama.cpp peer shim: build-peers/libgllmk-peer-llamacpp.so.
  *
- * Built by tools/install-peers (not by meson) against the llama.h of the
+ * Built by scripts/install-peers (not by meson) against the llama.h of the
  * llama-cpp-python it installs, and linked to that package's libllama.so, so
  * every llama.cpp struct is laid out as that library expects. gllmk-run
  * dlopens it (tools/run/peer.c) and calls the one exported function below
