@@ -718,12 +718,8 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 	DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, kq_rows, F, n / QK_K * kq_block_bytes(F), KQ_ROWS)
 
 /* With a vec_dot_tile `dot_tile` of KQ_ROWS × KQ_X_ROWS. */
-#define DEFINE_KQ_TILE(F, dot, dot_rows, dot_tile)                                                   \
-	DEFINE_KQ(F, dot, dot_rows)                                                                  \
-	void dot_tile(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, float *out) \
-	{                                                                                           \
-		kq_tile(F, n, w, stride, xq, xq_stride, out, KQ_ROWS, KQ_X_ROWS);                   \
-	}
+#define DEFINE_KQ_TILE(F, dot, dot_rows, dot_tile) \
+	DEFINE_KQ(F, dot, dot_rows) DEFINE_DOT_FAMILY_TILE(dot_tile, kq_tile, F, KQ_ROWS, KQ_X_ROWS)
 
 DEFINE_KQ(KQ_Q2_K, DOT_NAME(avx512vnni_vec_dot_q2_K, avx512_vec_dot_q2_K),
           DOT_NAME(avx512vnni_vec_dot_rows_q2_K, avx512_vec_dot_rows_q2_K))

@@ -117,4 +117,13 @@ static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4
 		body(F, n, w, stride, xq, out, rows);                                               \
 	}
 
+/* A family's vec_dot_tile `dot_tile` (cpu_cntx.h) of the format F from its
+ * tile body, body(f, n, w, stride, xq, xq_stride, out, rows, xrows), with
+ * `rows` weight rows and `xrows` activation rows a call. */
+#define DEFINE_DOT_FAMILY_TILE(dot_tile, body, F, rows, xrows)                                      \
+	void dot_tile(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, float *out) \
+	{                                                                                           \
+		body(F, n, w, stride, xq, xq_stride, out, rows, xrows);                             \
+	}
+
 #endif
