@@ -16,6 +16,21 @@
 void avx2_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha,
 			float beta);
 
+/* qgemm_avx2.c: the int8 GEMM microkernels (cpu_qgemm_kernels), 4
+ * activation rows × 16 weight rows; avx2_* take the signed packing
+ * (vpmaddubsw), avxvnni_* the unsigned one (vpdpbusd, built with -mavxvnni). */
+#define AVX2_QGEMM_MR 4
+#define AVX2_DECLARE_QGEMM(name) \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
+AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb32)
+AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb32_min)
+AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb16)
+AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb16_min)
+AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32)
+AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32_min)
+AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16)
+AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16_min)
+
 /* quant_avx2.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */
 void avx2_quant_row_q8_0(const float *src, void *dst, int64_t n);

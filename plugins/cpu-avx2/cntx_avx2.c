@@ -4,7 +4,8 @@
  * formats: avx2_cntx (vpmaddubsw, any AVX2 CPU) and avx2vnni_cntx
  * (AVX-VNNI's vpdpbusd); open (plugin_avx2.c) picks one by CPUID. The
  * K-quants' (matmul_kquant_avx2.c, with the ternary and the i-quants
- * below 4 bits) are vpmaddubsw in both.
+ * below 4 bits) are vpmaddubsw in both. The int8 GEMM's microkernels
+ * differ the same way (qgemm_avx2.c).
  */
 #include "cpu_cntx.h"
 #include "ref/quant_ref.h"
@@ -109,6 +110,10 @@ const struct cpu_cntx avx2_cntx = {
 	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx2_vec_dot_iq4_nl, avx2_vec_dot_rows_iq4_nl, AVX2_DOT_ROWS },
 	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx2_vec_dot_iq4_xs, avx2_vec_dot_rows_iq4_xs, AVX2_DOT_ROWS },
 	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx2_vec_dot_mxfp4, avx2_vec_dot_rows_mxfp4, AVX2_DOT_ROWS },
+	/* The int8 GEMM at large M (plugins/cpu/gemm/qgemm.c): vpmaddubsw on
+	 * the signed packing. */
+	.qgemm = CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 1, avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min,
+				   avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min),
 };
 
 /* The same with AVX-VNNI's vpdpbusd. */
@@ -123,4 +128,7 @@ const struct cpu_cntx avx2vnni_cntx = {
 	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx2vnni_vec_dot_iq4_nl, avx2vnni_vec_dot_rows_iq4_nl, AVX2_DOT_ROWS },
 	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx2vnni_vec_dot_iq4_xs, avx2vnni_vec_dot_rows_iq4_xs, AVX2_DOT_ROWS },
 	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx2vnni_vec_dot_mxfp4, avx2vnni_vec_dot_rows_mxfp4, AVX2_DOT_ROWS },
+	/* vpdpbusd on the unsigned packing. */
+	.qgemm = CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 0, avxvnni_qgemm_u8_4x16_sb32, avxvnni_qgemm_u8_4x16_sb32_min,
+				   avxvnni_qgemm_u8_4x16_sb16, avxvnni_qgemm_u8_4x16_sb16_min),
 };

@@ -3,6 +3,7 @@
  * name. Two tables that differ only in the integer dot of the quantized
  * matmul: neon_cntx (plain AdvSIMD, any AArch64 CPU) and neondot_cntx (the
  * dot-product extension's sdot); open (plugin_neon.c) picks one by HWCAP.
+ * The int8 GEMM's microkernels differ the same way (qgemm_neon.c).
  */
 #include "cpu_cntx.h"
 #include "ref/quant_ref.h"
@@ -94,6 +95,10 @@ const struct cpu_cntx neon_cntx = {
 	.matmul[GLLMK_IQ3_S] = { GLLMK_Q8_K, neon_vec_dot_iq3_s, neon_vec_dot_rows_iq3_s, NEON_DOT_ROWS },
 	.matmul[GLLMK_IQ1_S] = { GLLMK_Q8_K, neon_vec_dot_iq1_s, neon_vec_dot_rows_iq1_s, NEON_DOT_ROWS },
 	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, neon_vec_dot_iq1_m, neon_vec_dot_rows_iq1_m, NEON_DOT_ROWS },
+	/* The int8 GEMM at large M (plugins/cpu/gemm/qgemm.c), on the signed
+	 * packing: smull + sadalp. */
+	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_MR, 1, neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min,
+				   neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min),
 };
 
 /* The same with sdot. */
@@ -122,4 +127,7 @@ const struct cpu_cntx neondot_cntx = {
 	.matmul[GLLMK_IQ3_S] = { GLLMK_Q8_K, neondot_vec_dot_iq3_s, neondot_vec_dot_rows_iq3_s, NEON_DOT_ROWS },
 	.matmul[GLLMK_IQ1_S] = { GLLMK_Q8_K, neondot_vec_dot_iq1_s, neondot_vec_dot_rows_iq1_s, NEON_DOT_ROWS },
 	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, neondot_vec_dot_iq1_m, neondot_vec_dot_rows_iq1_m, NEON_DOT_ROWS },
+	/* sdot. */
+	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_DOT_MR, 1, neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min,
+				   neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min),
 };

@@ -17,6 +17,22 @@
 void neon_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha,
 			float beta);
 
+/* qgemm_neon.c: the int8 GEMM microkernels (cpu_qgemm_kernels) on the
+ * signed packing: neondot_* (sdot, built with +dotprod) 4 activation rows ×
+ * 16 weight rows, neon_* (smull + sadalp, any AArch64 CPU) 2 × 16. */
+#define NEON_QGEMM_DOT_MR 4
+#define NEON_QGEMM_MR 2
+#define NEON_DECLARE_QGEMM(name) \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
+NEON_DECLARE_QGEMM(neondot_qgemm_s8_4x16_sb32)
+NEON_DECLARE_QGEMM(neondot_qgemm_s8_4x16_sb32_min)
+NEON_DECLARE_QGEMM(neondot_qgemm_s8_4x16_sb16)
+NEON_DECLARE_QGEMM(neondot_qgemm_s8_4x16_sb16_min)
+NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32)
+NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32_min)
+NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16)
+NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16_min)
+
 /* quant_neon.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */
 void neon_quant_row_q8_0(const float *src, void *dst, int64_t n);

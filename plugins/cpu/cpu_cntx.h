@@ -111,9 +111,23 @@ typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, 
 				     int accumulate);
 struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
+	/* 0: weights packed as unsigned bytes u (u8×s8 dots: vpdpbusd);
+	 * 1: as signed bytes u − c (s8×s8 dots: sdot, smull, vpmaddubsw with
+	 * the sign trick), gemm/qgemm.h. */
+	int signed_w;
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
 };
+/* A table's .qgemm from its four microkernels. */
+#define CPU_QGEMM_KERNELS(mr_, signed_w_, sb32, sb32_min, sb16, sb16_min) \
+	{ .mr = (mr_), .signed_w = (signed_w_), .ukernel = { { sb32, sb32_min }, { sb16, sb16_min } } }
+/* Defines the microkernel `name` as body(nsb, a, b, c, ldc, accumulate,
+ * sb, has_min), an always_inline body whose sb and has_min are constants. */
+#define CPU_QGEMM_UKERNEL(name, body, sb, has_min)                                                    \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
+	{                                                                                             \
+		body(nsb, a, b, c, ldc, accumulate, sb, has_min);                                     \
+	}
 
 struct cpu_cntx {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */

@@ -37,6 +37,17 @@ GLLMK_BACKEND_SLOTS(CPU_DECLARE_SLOT)
 GLLMK_OPS(CPU_DECLARE_SLOT)
 #undef CPU_DECLARE_SLOT
 
+/* count products y = x · wᵀ (+ bias), each x one row, every w of one
+ * dtype and shape (matmul_id's experts at one token): where the ISA has
+ * multi-row dots, one pass of the pool over all their weight rows with
+ * each distinct activation encoded once (ops_matmul.c), else cpu_matmul
+ * one after another. bias may be NULL. */
+struct cpu_matmul_part {
+	gllmk_tensor y, x, w;
+	const gllmk_tensor *bias;
+};
+gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count);
+
 /* The dispatch table of a CPU plugin: every slot is the framework's
  * cpu_<slot>; what differs between CPU plugins is the probe and the
  * context table open passes to cpu_open. */

@@ -122,6 +122,83 @@ static float slot_weight(const struct matmul_id_call *c, int64_t t, int64_t j)
 	return ((const float *)cpu_row(c->sw, t))[j];
 }
 
+static gllmk_tensor expert_bias(const struct matmul_id_call *c, int64_t e)
+{
+	return (gllmk_tensor){ .buf = c->bias->buf,
+			       .offset = c->bias->offset + (uint64_t)(e * c->bias->stride[0]),
+			       .dtype = GLLMK_F32,
+			       .ndim = 1,
+			       .shape = { c->n },
+			       .stride = { sizeof(float) } };
+}
+
+/* Slot weights: y[t] += a·r for each slot's result r (yg, in slot order). */
+static void add_weighted(const struct matmul_id_call *c, const int32_t *slots, int64_t cnt)
+{
+	for (int64_t i = 0; i < cnt; i++) {
+		const int64_t t = slots[i] / c->k, j = slots[i] % c->k;
+		const float a = slot_weight(c, t, j), *r = c->yg + i * c->n;
+		float *out = y_row(c, t, j);
+
+		for (int64_t n = 0; n < c->n; n++)
+			out[n] += a * r[n];
+	}
+}
+
+/* Decoding (no expert chosen twice): every slot's product in one pass of
+ * the pool (cpu_matmul_parts), each into y in place or, with slot
+ * weights, into yg (then added in): one wake of the threads per call, not
+ * one per expert, and the work balanced over all the experts' rows. */
+static gllmk_status run_single_slots(struct matmul_id_call *c, const struct expert_groups *g)
+{
+	const int64_t cnt = g->T * g->k;
+	struct cpu_matmul_part *part = malloc(sizeof(*part) * (size_t)cnt);
+	gllmk_tensor *bias = malloc(sizeof(*bias) * (size_t)cnt);
+	gllmk_status st;
+
+	if (!part || !bias) {
+		free(part);
+		free(bias);
+		return c->s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld slots",
+					     (long long)cnt);
+	}
+	for (int64_t e = 0, i = 0; e < g->E; e++) {
+		if (g->start[e + 1] == g->start[e])
+			continue;
+		const int64_t t = g->slot[g->start[e]] / c->k, j = g->slot[g->start[e]] % c->k;
+
+		part[i] = (struct cpu_matmul_part){
+			.w = slice3(c->w, e),
+			.x = f32_matrix(c->x->buf, x_row(c, t, j), 1, c->kdim),
+			.y = c->sw ? f32_matrix(&c->scratch, c->yg + i * c->n, 1, c->n)
+				   : f32_matrix(c->y->buf, y_row(c, t, j), 1, c->n),
+		};
+		if (c->bias) {
+			bias[i] = expert_bias(c, e);
+			part[i].bias = &bias[i];
+		}
+		i++;
+	}
+	st = cpu_matmul_parts(c->s, part, cnt);
+	if (st == GLLMK_OK && c->sw) {
+		int32_t *order = malloc(sizeof(*order) * (size_t)cnt);
+
+		if (!order) {
+			st = c->s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld slots",
+						   (long long)cnt);
+		} else {
+			for (int64_t e = 0, i = 0; e < g->E; e++)
+				if (g->start[e + 1] > g->start[e])
+					order[i++] = g->slot[g->start[e]];
+			add_weighted(c, order, cnt);
+			free(order);
+		}
+	}
+	free(part);
+	free(bias);
+	return st;
+}
+
 /* Expert e's matmul over its `cnt` slots. */
 static gllmk_status run_expert(struct matmul_id_call *c, int64_t e, const int32_t *slots, int64_t cnt)
 {
@@ -132,12 +209,7 @@ static gllmk_status run_expert(struct matmul_id_call *c, int64_t e, const int32_
 	gllmk_status st;
 
 	if (c->bias)
-		bias = (gllmk_tensor){ .buf = c->bias->buf,
-				       .offset = c->bias->offset + (uint64_t)(e * c->bias->stride[0]),
-				       .dtype = GLLMK_F32,
-				       .ndim = 1,
-				       .shape = { c->n },
-				       .stride = { sizeof(float) } };
+		bias = expert_bias(c, e);
 	if (cnt == 1) {
 		x = f32_matrix(c->x->buf, x_row(c, t0, j0), 1, c->kdim);
 	} else {
@@ -150,20 +222,12 @@ static gllmk_status run_expert(struct matmul_id_call *c, int64_t e, const int32_
 	st = cpu_matmul(c->s, &y, &x, &w, c->bias ? &bias : NULL);
 	if (st != GLLMK_OK || y_in_place)
 		return st;
-	for (int64_t i = 0; i < cnt; i++) {
-		const int64_t t = slots[i] / c->k, j = slots[i] % c->k;
-		const float *r = c->yg + i * c->n;
-		float *out = y_row(c, t, j);
-
-		if (!c->sw) {
-			memcpy(out, r, sizeof(float) * (size_t)c->n);
-		} else {
-			const float a = slot_weight(c, t, j);
-
-			for (int64_t n = 0; n < c->n; n++)
-				out[n] += a * r[n];
-		}
+	if (c->sw) {
+		add_weighted(c, slots, cnt);
+		return GLLMK_OK;
 	}
+	for (int64_t i = 0; i < cnt; i++)
+		memcpy(y_row(c, slots[i] / c->k, slots[i] % c->k), c->yg + i * c->n, sizeof(float) * (size_t)c->n);
 	return GLLMK_OK;
 }
 
@@ -180,7 +244,8 @@ gllmk_status cpu_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t id
 
 	if (rc != GLLMK_OK)
 		goto out;
-	bytes = sizeof(float) * (size_t)(g.most * (c.kdim + c.n));
+	/* one slot an expert: yg holds every slot's result (run_single_slots) */
+	bytes = sizeof(float) * (size_t)(g.most * c.kdim + (g.most == 1 ? g.T * g.k : g.most) * c.n);
 	c.xg = aligned_alloc(64, (bytes + 63) / 64 * 64);
 	if (!c.xg) {
 		rc = s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: %zu bytes of gathered rows", bytes);
@@ -191,6 +256,10 @@ gllmk_status cpu_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t id
 	if (slot_weights) /* the experts' weighted results are added in */
 		for (int64_t t = 0; t < g.T; t++)
 			memset(cpu_row(y, t), 0, sizeof(float) * (size_t)c.n);
+	if (g.most == 1) {
+		rc = run_single_slots(&c, &g);
+		goto out;
+	}
 	for (int64_t e = 0; rc == GLLMK_OK && e < g.E; e++)
 		if (g.start[e + 1] > g.start[e])
 			rc = run_expert(&c, e, g.slot + g.start[e], g.start[e + 1] - g.start[e]);

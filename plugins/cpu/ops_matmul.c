@@ -1,8 +1,9 @@
 /* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
  *
- * Three paths, chosen by M and the ISA's kernel table:
- *  - large M (> SMALL_M, or SMALL_M_F32_ROWS for f32 weights with
- *    vec_dot_rows; rows evenly spaced): the GEMM framework, w as a
+ * Three paths, chosen by M and the ISA's context table (cntx_<isa>.c):
+ *  - large M (> SMALL_M, or small_m_limit's larger figure for f32, f16
+ *    and bf16 weights with the ISA's float tiles; rows evenly spaced): the
+ *    GEMM framework, w as a
  *    transposed B that its packing decodes (f32 weights are packed as they
  *    are), for every weight dtype. Quantized weights included: decoding a
  *    block of B once per kc×nc step costs less than the microkernel gains
@@ -37,6 +38,14 @@
  * blocks, 1.1-1.3× OpenBLAS) against the GEMM's 42-77 (0.63-0.7×), AVX-512
  * on 2 threads: the weights stream once, x stays in L2. */
 #define SMALL_M_F32_ROWS 32
+/* f16 and bf16 weights with vec_dot_tile go further still, up to this many
+ * rows per activation row of the tile (x_rows: 128 on AVX-512, 64 on AVX2):
+ * the GEMM must decode each weight into an f32 panel and pack it, which at
+ * M = 64 took 55 % of its time (perf, 8192×2048 f16 and bf16 on Zen 4), where
+ * the tiles read the 16-bit rows in place. M = 64, 8192×2048, 2 threads:
+ * 1.7× the GEMM on AVX-512, 1.25× on AVX2; the two meet near M = 256 on
+ * AVX-512 (4×4 tiles) and M = 128 on AVX2 (4×2). */
+#define SMALL_M_HALF_ROWS_PER_X_ROW 32
 #define GROUP_M SMALL_M_F32_ROWS /* activation rows a group of weight rows meets at a time */
 #define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
 #define VEC_TILE_N 8            /* weight rows a thread takes at a time (a multiple of dot_rows) */
@@ -178,18 +187,55 @@ static void dot_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t
 	}
 }
 
+/* M = 1 over all K in one call a group (decoding): the dots land in y
+ * directly, with no per-group bookkeeping that a short row (K = 768:
+ * three q6_K blocks) would pay as much for as for its dots. */
+static int64_t decode_groups(const struct matmul_job *j, int64_t n, int64_t end)
+{
+	const void *x = xq_row(j, 0);
+	const char *w = cpu_row(j->w, 0); /* rows w_stride apart (vec_dot_rows) */
+	float *y = y_at(j, 0, 0);
+	const int64_t first = n;
+
+	for (; n + j->dot_rows <= end; n += j->dot_rows)
+		j->vec_dot_rows(j->kdim, w + n * j->w_stride, j->w_stride, x, y + n);
+	if (j->bias)
+		for (int64_t i = first; i < n; i++)
+			y[i] += j->bias[i];
+	return n;
+}
+
 static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct matmul_job *j = arg;
 	int64_t n = begin;
 
 	(void)tid;
+	if (j->vec_dot_rows && j->m == 1 && j->kc == j->kdim)
+		n = decode_groups(j, n, end);
 	for (; j->vec_dot_rows && n + j->dot_rows <= end; n += j->dot_rows)
 		for (int64_t m0 = 0; m0 < j->m; m0 += GROUP_M)
 			dot_group(j, n, m0, j->m - m0 < GROUP_M ? j->m - m0 : GROUP_M);
 	for (; n < end; n++)
 		for (int64_t m = 0; m < j->m; m++)
 			dot_one(j, m, n);
+}
+
+/* The context entry's kernels for w's dtype into j (w is 2-D,
+ * SPEC/OPERATORS.md: its rows are evenly spaced unless a view says
+ * otherwise). */
+static void pick_vec_dot(const struct cpu_matmul_kernel *kern, struct matmul_job *j)
+{
+	j->vec_dtype = kern->vec_dtype;
+	j->vec_dot = kern->vec_dot;
+	j->vec_dot_rows = kern->vec_dot_rows;
+	j->dot_rows = kern->dot_rows;
+	j->vec_dot_tile = kern->vec_dot_tile;
+	j->x_rows = kern->x_rows;
+	j->w_stride = cpu_uniform_row_stride(j->w, 1);
+	if (j->w_stride < 0)
+		j->vec_dot_rows = NULL;
+	j->kc = j->kdim;
 }
 
 /* Activations are encoded once (M rows of K/32·34 or K/256·292 bytes): on
@@ -201,17 +247,7 @@ static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j, co
 	_Alignas(64) char on_stack[XQ_STACK_BYTES];
 	char *heap = NULL;
 
-	j->vec_dtype = kern->vec_dtype;
-	j->vec_dot = kern->vec_dot;
-	j->vec_dot_rows = kern->vec_dot_rows;
-	j->dot_rows = kern->dot_rows;
-	j->vec_dot_tile = kern->vec_dot_tile;
-	j->x_rows = kern->x_rows;
-	/* w is 2-D (SPEC/OPERATORS.md): its rows are evenly spaced */
-	j->w_stride = cpu_uniform_row_stride(j->w, 1);
-	if (j->w_stride < 0)
-		j->vec_dot_rows = NULL;
-	j->kc = j->kdim;
+	pick_vec_dot(kern, j);
 	if (j->vec_dot_rows && j->m > 1) { /* a multiple of QK_K, so of every block */
 		const int64_t kc = GROUP_CHUNK_BYTES / j->dot_rows / cpu_row_bytes(j->w->dtype, QK_K) * QK_K;
 
@@ -234,6 +270,118 @@ static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j, co
 	}
 	cpu_pool_run(s->pool, j->n, VEC_TILE_N, vec_dot_task, j);
 	free(heap);
+	return GLLMK_OK;
+}
+
+/* ------------------------------------- M = 1 products, one pass of the pool */
+
+struct parts_job {
+	const struct cpu_matmul_part *part;
+	struct matmul_job shared;  /* the kernels and shapes of every part */
+	const char *xq;            /* part p's encoded activation: xq + xq_of[p] */
+	const int64_t *xq_of;
+	int64_t tiles;             /* VEC_TILE_N-row tiles per part */
+};
+
+/* Tiles [begin, end) of the parts laid end to end: each part's run of
+ * tiles is one vec_dot_task over its rows. */
+static void parts_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct parts_job *pj = arg;
+
+	while (begin < end) {
+		const int64_t p = begin / pj->tiles, last = (p + 1) * pj->tiles < end ? (p + 1) * pj->tiles : end;
+		const struct cpu_matmul_part *part = &pj->part[p];
+		struct matmul_job j = pj->shared;
+		const int64_t r0 = (begin - p * pj->tiles) * VEC_TILE_N, r1 = (last - p * pj->tiles) * VEC_TILE_N;
+
+		j.y = &part->y;
+		j.x = &part->x;
+		j.w = &part->w;
+		j.bias = part->bias ? gllmk_tensor_host(part->bias) : NULL;
+		j.xq = pj->xq ? pj->xq + pj->xq_of[p] : NULL;
+		vec_dot_task(&j, r0, r1 < j.n ? r1 : j.n, tid);
+		begin = last;
+	}
+}
+
+/* Parts' activations encoded once each, one after another on the caller
+ * (a part that reads the row before it shares its encoding: matmul_id's
+ * gate and up meet one token row k times); f32 activations in place. */
+static char *encode_parts(struct cpu_state *s, struct parts_job *pj, int64_t count, int64_t *xq_of)
+{
+	const int32_t vdt = pj->shared.vec_dtype;
+	const int64_t row_bytes = cpu_row_bytes(vdt, pj->shared.kdim);
+	char *xq = aligned_alloc(64, (size_t)((count * row_bytes + 63) / 64 * 64));
+	if (!xq)
+		return NULL;
+	for (int64_t p = 0, used = 0; p < count; p++) {
+		const void *x = gllmk_tensor_host(&pj->part[p].x);
+
+		if (p > 0 && x == gllmk_tensor_host(&pj->part[p - 1].x)) {
+			xq_of[p] = xq_of[p - 1];
+			continue;
+		}
+		xq_of[p] = used;
+		s->k->quant_row[vdt](x, xq + used, pj->shared.kdim);
+		used += row_bytes;
+	}
+	return xq;
+}
+
+/* Whether every part is one activation row against a weight the multi-row
+ * dots can take, all of one dtype and shape. */
+static int parts_fit(const struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count)
+{
+	const struct cpu_matmul_kernel *mk = &s->k->matmul[part[0].w.dtype];
+
+	if (!mk->vec_dot_rows)
+		return 0;
+	for (int64_t p = 0; p < count; p++)
+		if (cpu_rows(&part[p].x) != 1 || part[p].w.dtype != part[0].w.dtype ||
+		    cpu_rows(&part[p].w) != cpu_rows(&part[0].w) || cpu_row_len(&part[p].x) != cpu_row_len(&part[0].x) ||
+		    cpu_uniform_row_stride(&part[p].w, 1) != cpu_uniform_row_stride(&part[0].w, 1))
+			return 0;
+	return cpu_uniform_row_stride(&part[0].w, 1) > 0;
+}
+
+gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count)
+{
+	/* The kernels: the context table's entry for the experts' dtype. */
+	const struct cpu_matmul_kernel *kern = &s->k->matmul[part[0].w.dtype];
+	struct parts_job pj = { .part = part };
+	int64_t *xq_of;
+	char *xq = NULL;
+
+	if (count < 2 || !parts_fit(s, part, count)) {
+		gllmk_status st = GLLMK_OK;
+
+		for (int64_t p = 0; st == GLLMK_OK && p < count; p++)
+			st = cpu_matmul(s, &part[p].y, &part[p].x, &part[p].w, part[p].bias);
+		return st;
+	}
+	pj.shared = (struct matmul_job){
+		.k = s->k,
+		.w = &part[0].w,
+		.m = 1,
+		.n = cpu_rows(&part[0].w),
+		.kdim = cpu_row_len(&part[0].x),
+	};
+	pick_vec_dot(kern, &pj.shared);
+	pj.tiles = (pj.shared.n + VEC_TILE_N - 1) / VEC_TILE_N;
+	xq_of = malloc(sizeof(*xq_of) * (size_t)count);
+	if (xq_of && kern->vec_dtype != GLLMK_F32)
+		xq = encode_parts(s, &pj, count, xq_of);
+	if (!xq_of || (!xq && kern->vec_dtype != GLLMK_F32)) {
+		free(xq_of);
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld encoded rows",
+					  (long long)count);
+	}
+	pj.xq = xq;
+	pj.xq_of = xq_of;
+	cpu_pool_run(s->pool, count * pj.tiles, 1, parts_task, &pj);
+	free(xq);
+	free(xq_of);
 	return GLLMK_OK;
 }
 
@@ -308,6 +456,18 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 	return st;
 }
 
+/* The largest M the small-M paths take for weight dtype t (see the top). */
+static int64_t small_m_limit(const struct cpu_cntx *k, int32_t t)
+{
+	const struct cpu_matmul_kernel *mk = &k->matmul[t];
+
+	if (t == GLLMK_F32 && mk->vec_dot_rows)
+		return SMALL_M_F32_ROWS;
+	if ((t == GLLMK_F16 || t == GLLMK_BF16) && mk->vec_dot_tile)
+		return SMALL_M_HALF_ROWS_PER_X_ROW * mk->x_rows;
+	return SMALL_M;
+}
+
 gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	struct cpu_state *s = st;
@@ -326,9 +486,8 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	};
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
-	const int f32_rows = w->dtype == GLLMK_F32 && kern->vec_dot_rows;
 
-	if (j.m > (f32_rows ? SMALL_M_F32_ROWS : SMALL_M) && ldx >= 0 && ldy >= 0)
+	if (j.m > small_m_limit(s->k, w->dtype) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
 	if (kern->vec_dot)
 		return matmul_vec_dot(s, &j, kern);

@@ -54,6 +54,17 @@ static const struct mm_case mm_cases[] = {
 	/* the int8 GEMM at M > 16 (plugins with qgemm): edge tiles in M and N,
 	 * depth blocks of 512 with a short last one, padded rows everywhere */
 	{ .m = 45, .n = 37, .k_blocks = 19, .bias = 1, .x = X_PADDED, .w_padded = 1, .y_padded = 1 },
+	/* f16/bf16 weights take the float tiles up to M = 64 (AVX2) or 128
+	 * (AVX-512), in groups of 32 activation rows: both sides of each limit,
+	 * a short last group, odd K and N */
+	{ .m = 64, .n = 9, .k_elems = 8448, .bias = 1 },
+	{ .m = 65, .n = 35, .k_blocks = 9, .bias = 1, .x = X_PADDED, .w_padded = 1 },
+	{ .m = 129, .n = 19, .k_blocks = 7, .y_padded = 1 },
+	/* row counts every register block divides (64) or leaves one row of
+	 * (65), and a prompt-sized M with an edge panel in N */
+	{ .m = 64, .n = 32, .k_blocks = 4 },
+	{ .m = 65, .n = 17, .k_blocks = 3, .bias = 1 },
+	{ .m = 512, .n = 19, .k_blocks = 2 },
 };
 
 #define NORM_MIN_ELEMS 64

@@ -45,6 +45,7 @@ struct qgemm_run {
 	const struct cpu_qgemm_format *f;
 	cpu_qgemm_ukernel_fn ukernel;
 	int64_t mr, sb;
+	int w_bias;                     /* subtracted from u when packing: c (signed packing) or 0 */
 	int64_t a_sb_bytes, a_panel_bytes; /* packed A: per sub-block, per mr-row panel (all K) */
 	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
 	int64_t kc, nc, tm, tn;
@@ -89,7 +90,7 @@ static void pack_a_row(const struct qgemm_run *r, int64_t m, uint8_t *panel, int
 				if (r->f->has_min)
 					((f32_alias *)(d + sb * mr + 4 * mr))[ii] = xs * (float)sum;
 				else
-					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -r->f->c * sum;
+					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
 			}
 		}
 	}
@@ -129,6 +130,9 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 		const char *src = (const char *)g->w + (n0 + jj) * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
 
 		r->f->decode(src, kc, u, scale, off);
+		if (r->w_bias) /* the signed packing: s8 bytes u − c, two's complement */
+			for (int64_t e = 0; e < kc; e++)
+				u[e] = (uint8_t)(u[e] - r->w_bias);
 		for (int64_t s = 0; s < nsb; s++) {
 			uint8_t *d = dst + s * r->b_sb_bytes;
 			const uint8_t *us = u + s * sb;
@@ -214,6 +218,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	size_t a_bytes, b_bytes;
 
 	r.sb = r.f->sb;
+	r.w_bias = s->k->qgemm.signed_w ? r.f->c : 0;
 	r.ukernel = s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
 	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;

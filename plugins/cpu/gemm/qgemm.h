@@ -1,5 +1,5 @@
 /* The int8 GEMM for block weights at large M (matmul, M > SMALL_M), shared
- * by every CPU plugin whose kernel table has a qgemm microkernel
+ * by every CPU plugin whose context table has a qgemm microkernel
  * (struct cpu_cntx.qgemm).
  *
  * y[M,N] = x[M,K] · w[N,K]ᵀ. Each weight sub-block (sb = 16 or 32
@@ -21,6 +21,11 @@
  *   B, a CPU_QGEMM_NR-row weight panel, per sub-block: 16·sb bytes u as
  *      [sb/4][16][4]; 16 f32 scales; with a min, 16 f32 offsets. Rows
  *      past N are zero.
+ * The signed packing (cpu_qgemm_kernels.signed_w, for s8×s8 dots) stores
+ * the weights as s8 bytes u − c instead and xo = 0 (no min) or xs·Σxq
+ * (with a min, c = 0): the same sums, Σ w·x = scale·xs·Σ (u − c)·xq.
+ * Every format's u − c is in [−128, 127]: c = 128 for the u in [0, 255]
+ * (q8_0, iq4), u ≤ 31 where c = 0, u < 2·c for the others.
  */
 #ifndef GLLMK_CPU_QGEMM_H
 #define GLLMK_CPU_QGEMM_H

@@ -1,0 +1,125 @@
+/* cpu-avx2's int8 GEMM microkernels (the framework: plugins/cpu/gemm/qgemm.c,
+ * layouts: gemm/qgemm.h): AVX2_QGEMM_MR = 4 activation rows × 16 weight
+ * rows, each row's 16 int32 sums in two ymm. Per 4 bytes of K: two ymm
+ * loads of the weights (16 rows × 4 bytes), then per activation row its 4
+ * bytes broadcast and one integer dot per ymm; per sub-block the int32 sums
+ * become f32: acc += cvt(sum)·xs·scale (+ offset·xs·Σxq with a min).
+ *
+ * This file is built twice (meson.build):
+ *   avx2_qgemm_s8_4x16_*     any AVX2 CPU: the signed packing (weights as
+ *                            s8 bytes w = u − c), vpmaddubsw + vpmaddwd;
+ *   avxvnni_qgemm_u8_4x16_*  with -mavxvnni -DAVX2_VNNI: the unsigned
+ *                            packing (u8 bytes u), vpdpbusd, which sums four
+ *                            u8×s8 products into int32 without saturating.
+ *
+ * Why vpmaddubsw cannot saturate here. vpmaddubsw multiplies unsigned bytes
+ * by signed bytes and adds each pair into an int16 with saturation. The
+ * unsigned packing's u reaches 255 (q8_0, iq4_nl, iq4_xs): 2·255·127 =
+ * 64770 would saturate. So this kernel takes the signed packing, w in
+ * [−128, 127] (gemm/qgemm.h), and moves w's sign onto x (ggml's trick):
+ *   w·x = |w| · (sign(w)·x),  |w| in [0, 128] as u8, sign(w)·x as s8.
+ * x is a q8_0 byte: x = round(v/d) with d = max|v|/127, so |x| ≤ 127 (never
+ * −128, so sign(w)·x is a valid s8 and |sign(w)·x| ≤ 127). Each pair sum is
+ * then at most 2·128·127 = 32512 < 32767 in magnitude: no saturation, for
+ * every format. vpmaddwd by ones adds pairs of those int16 into int32
+ * (|sum| ≤ 65024), and a sub-block (≤ 32 elements) sums at most 32·128·127
+ * = 520192 in its int32 lanes.
+ */
+#include <immintrin.h>
+
+#include "avx2_kernels.h"
+#include "cpu_cntx.h"
+
+#define MR AVX2_QGEMM_MR
+#define NR CPU_QGEMM_NR
+
+typedef int32_t i32_alias __attribute__((may_alias));
+typedef float f32_alias __attribute__((may_alias));
+
+/* dot[r][h] += the integer dots of 4 bytes of K: the weights' 16 rows
+ * (bg: 2 × 32 bytes, rows 8h .. 8h + 7) against activation row r's 4 bytes
+ * (ag + 4r). */
+static inline __attribute__((always_inline)) void dot_group(__m256i dot[MR][2], const uint8_t *bg,
+							    const uint8_t *ag)
+{
+	const __m256i w0 = _mm256_loadu_si256((const __m256i *)bg);
+	const __m256i w1 = _mm256_loadu_si256((const __m256i *)(bg + 32));
+#ifdef AVX2_VNNI
+	for (int r = 0; r < MR; r++) {
+		const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(ag + 4 * r));
+
+		dot[r][0] = _mm256_dpbusd_avx_epi32(dot[r][0], w0, x);
+		dot[r][1] = _mm256_dpbusd_avx_epi32(dot[r][1], w1, x);
+	}
+#else
+	/* |w| · (sign(w)·x): the header's argument against saturation */
+	const __m256i ones = _mm256_set1_epi16(1);
+	const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+
+	for (int r = 0; r < MR; r++) {
+		const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(ag + 4 * r));
+		const __m256i p0 = _mm256_maddubs_epi16(a0, _mm256_sign_epi8(x, w0));
+		const __m256i p1 = _mm256_maddubs_epi16(a1, _mm256_sign_epi8(x, w1));
+
+		dot[r][0] = _mm256_add_epi32(dot[r][0], _mm256_madd_epi16(p0, ones));
+		dot[r][1] = _mm256_add_epi32(dot[r][1], _mm256_madd_epi16(p1, ones));
+	}
+#endif
+}
+
+static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const uint8_t *a, const uint8_t *b,
+							     float *c, int64_t ldc, int accumulate, const int sb,
+							     const int has_min)
+{
+	__m256 acc[MR][2];
+
+	for (int r = 0; r < MR; r++)
+		acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+	for (int64_t s = 0; s < nsb; s++) {
+		const f32_alias *xs = (const f32_alias *)(a + sb * MR);
+		const i32_alias *xo = (const i32_alias *)(a + sb * MR + 4 * MR);
+		const float *scale = (const float *)(b + NR * sb);
+		__m256i dot[MR][2];
+
+		for (int r = 0; r < MR; r++)
+			dot[r][0] = dot[r][1] = has_min ? _mm256_setzero_si256() : _mm256_set1_epi32(xo[r]);
+		for (int g = 0; g < sb / 4; g++)
+			dot_group(dot, b + 4 * NR * g, a + 4 * MR * g);
+		for (int r = 0; r < MR; r++)
+			for (int h = 0; h < 2; h++) {
+				const __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][h]), _mm256_set1_ps(xs[r]));
+
+				acc[r][h] = _mm256_fmadd_ps(sum, _mm256_loadu_ps(scale + 8 * h), acc[r][h]);
+			}
+		if (has_min) {
+			const float *off = scale + NR;
+			const f32_alias *xsum = (const f32_alias *)xo;
+
+			for (int r = 0; r < MR; r++)
+				for (int h = 0; h < 2; h++)
+					acc[r][h] = _mm256_fmadd_ps(_mm256_loadu_ps(off + 8 * h), _mm256_set1_ps(xsum[r]),
+								    acc[r][h]);
+		}
+		a += sb * MR + 8 * MR;
+		b += NR * sb + (has_min ? 8 : 4) * NR;
+	}
+	for (int r = 0; r < MR; r++)
+		for (int h = 0; h < 2; h++) {
+			float *cr = c + r * ldc + 8 * h;
+
+			_mm256_storeu_ps(cr, accumulate ? _mm256_add_ps(acc[r][h], _mm256_loadu_ps(cr)) : acc[r][h]);
+		}
+}
+
+/* One microkernel per sub-block size and offset kind (cpu_qgemm_kernels). */
+#ifdef AVX2_VNNI
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32, qgemm_body, 32, 0)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32_min, qgemm_body, 32, 1)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16, qgemm_body, 16, 0)
+CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb16_min, qgemm_body, 16, 1)
+#else
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32, qgemm_body, 32, 0)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb32_min, qgemm_body, 32, 1)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16, qgemm_body, 16, 0)
+CPU_QGEMM_UKERNEL(avx2_qgemm_s8_4x16_sb16_min, qgemm_body, 16, 1)
+#endif
