@@ -4,8 +4,9 @@
  * matmul_kquant_avx2.c: q2_K .. q6_K), as avx512_dot.h is cpu-avx512's.
  *
  * The files of 32-element formats are built twice (meson.build): with
- * -mavxvnni -DAVX2_VNNI the u8×s8 dot is vpdpbusd and ISA(name) is
- * avx2vnni_name; without, vpmaddubsw + vpmaddwd and avx2_name. The
+ * -mavxvnni -DAVX2_VNNI the u8×s8 dot is vpdpbusd and the kernels are
+ * avx2vnni_*; without, vpmaddubsw + vpmaddwd and avx2_*: DOT_NAME(vnni
+ * name, name) picks this build's name where a kernel is defined. The
  * K-quants (and iq4_xs) use vpmaddubsw in both: their sub-block scale
  * rides on the vpmaddwd that follows it for free, which vpdpbusd would
  * pay for with a vpmulld; matmul_kquant_avx2.c is built once.
@@ -24,13 +25,13 @@
 #include <string.h>
 
 #include "avx2_kernels.h"
-#include "dot_rows.h"
+#include "dot_kernel.h"
 #include "quant_blocks.h"
 
 #ifdef AVX2_VNNI
-#define ISA(name) avx2vnni_##name
+#define DOT_NAME(vnni_name, name) vnni_name
 #else
-#define ISA(name) avx2_##name
+#define DOT_NAME(vnni_name, name) name
 #endif
 
 #define DOT_ROWS AVX2_DOT_ROWS
@@ -233,12 +234,12 @@ static inline int hsum_epi32(__m256i v)
 #define DOT_F16_SCALES8(b) f16_scales8(&(b)->d, sizeof(*(b)))
 #define DOT_F16_SCALE(b) f16((b)->d)
 #define DOT_NO_MIN(block) ((const uint16_t *)(const void *)(block))
-#define DEFINE_DOT_32(t, wblock, with_min)                                                          \
-	DEFINE_DOT_32_BODY(t, wblock, with_min, DOT_MIN, DOT_F16_SCALES8, DOT_F16_SCALE)
-#define DEFINE_DOT_32_SCALED(t, wblock, wscales8, wscale)                                           \
-	DEFINE_DOT_32_BODY(t, wblock, 0, DOT_NO_MIN, wscales8, wscale)
-#define DEFINE_DOT_32_BODY(t, wblock, with_min, wmin, wscales8, wscale)                             \
-	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv, \
+#define DEFINE_DOT_32(body, t, wblock, with_min)                                                    \
+	DEFINE_DOT_32_BODY(body, t, wblock, with_min, DOT_MIN, DOT_F16_SCALES8, DOT_F16_SCALE)
+#define DEFINE_DOT_32_SCALED(body, t, wblock, wscales8, wscale)                                     \
+	DEFINE_DOT_32_BODY(body, t, wblock, 0, DOT_NO_MIN, wscales8, wscale)
+#define DEFINE_DOT_32_BODY(body, t, wblock, with_min, wmin, wscales8, wscale)                       \
+	static DOT_ALWAYS_INLINE void body(int64_t n, const void *wv, int64_t stride, const void *xv, \
 					       float *out, const int rows)                              \
 	{                                                                                           \
 		const struct block_q8_0 *x = xv;                                                    \

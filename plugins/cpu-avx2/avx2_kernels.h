@@ -1,4 +1,4 @@
-/* cpu-avx2's kernels (contracts: cpu_kernels.h). All of them are compiled
+/* cpu-avx2's kernels (contracts: cpu_cntx.h). All of them are compiled
  * with -mavx2 -mfma -mf16c; the vec_dot kernels of the 32-element formats
  * are compiled twice, as avx2_* (vpmaddubsw, any Haswell-class CPU) and as
  * avx2vnni_* (-mavxvnni: vpdpbusd), and open picks the table by CPUID.
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "dot_rows.h"
+#include "cpu_cntx.h"
 
 /* sgemm_avx2.c */
 #define AVX2_SGEMM_MR 6
@@ -48,28 +48,61 @@ void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
 
 /* Block weights against q8_0 / q8_K activations, per integer-dot flavour
  * (avx2_dot.h): matmul_quant_avx2.c and matmul_legacy_avx2.c, built as
- * avx2_* and avx2vnni_*; matmul_kquant_avx2.c, as avx2_* only. */
-#define AVX2_DECLARE_VEC_DOTS(isa)                                                      \
-	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)
-AVX2_DECLARE_VEC_DOTS(avx2)
-AVX2_DECLARE_VEC_DOTS(avx2vnni)
-DOT_ENTRIES_DECLARE(avx2, q2_K) DOT_ENTRIES_DECLARE(avx2, q3_K) DOT_ENTRIES_DECLARE(avx2, q4_K)
-DOT_ENTRIES_DECLARE(avx2, q5_K) DOT_ENTRIES_DECLARE(avx2, q6_K)
-DOT_ENTRIES_DECLARE(avx2, tq1_0) DOT_ENTRIES_DECLARE(avx2, tq2_0)
-DOT_ENTRIES_DECLARE(avx2, iq2_xxs) DOT_ENTRIES_DECLARE(avx2, iq2_xs) DOT_ENTRIES_DECLARE(avx2, iq2_s)
-DOT_ENTRIES_DECLARE(avx2, iq3_xxs) DOT_ENTRIES_DECLARE(avx2, iq3_s)
-DOT_ENTRIES_DECLARE(avx2, iq1_s) DOT_ENTRIES_DECLARE(avx2, iq1_m)
-/* matmul_kquant_avx2.c: vec_dot_tile (AVX2_KQ_X_ROWS activation rows) of
- * the formats whose blocks cost most to decode. */
+ * avx2_* and avx2vnni_*; matmul_kquant_avx2.c, as avx2_* only, with a
+ * vec_dot_tile (AVX2_KQ_X_ROWS activation rows) for the formats whose
+ * blocks cost most to decode. */
 #define AVX2_KQ_X_ROWS 4
-#define AVX2_DECLARE_TILE(t)                                                                    \
-	void avx2_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
-				   float *out);
-AVX2_DECLARE_TILE(tq1_0) AVX2_DECLARE_TILE(iq2_xxs) AVX2_DECLARE_TILE(iq2_xs)
-AVX2_DECLARE_TILE(iq2_s) AVX2_DECLARE_TILE(iq3_xxs) AVX2_DECLARE_TILE(iq3_s) AVX2_DECLARE_TILE(iq1_s)
-AVX2_DECLARE_TILE(iq1_m)
+cpu_vec_dot_fn avx2_vec_dot_q8_0, avx2vnni_vec_dot_q8_0;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q8_0, avx2vnni_vec_dot_rows_q8_0;
+cpu_vec_dot_fn avx2_vec_dot_q4_0, avx2vnni_vec_dot_q4_0;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q4_0, avx2vnni_vec_dot_rows_q4_0;
+cpu_vec_dot_fn avx2_vec_dot_q4_1, avx2vnni_vec_dot_q4_1;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q4_1, avx2vnni_vec_dot_rows_q4_1;
+cpu_vec_dot_fn avx2_vec_dot_q5_0, avx2vnni_vec_dot_q5_0;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q5_0, avx2vnni_vec_dot_rows_q5_0;
+cpu_vec_dot_fn avx2_vec_dot_q5_1, avx2vnni_vec_dot_q5_1;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q5_1, avx2vnni_vec_dot_rows_q5_1;
+cpu_vec_dot_fn avx2_vec_dot_iq4_nl, avx2vnni_vec_dot_iq4_nl;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq4_nl, avx2vnni_vec_dot_rows_iq4_nl;
+cpu_vec_dot_fn avx2_vec_dot_iq4_xs, avx2vnni_vec_dot_iq4_xs;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq4_xs, avx2vnni_vec_dot_rows_iq4_xs;
+cpu_vec_dot_fn avx2_vec_dot_mxfp4, avx2vnni_vec_dot_mxfp4;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_mxfp4, avx2vnni_vec_dot_rows_mxfp4;
+cpu_vec_dot_fn avx2_vec_dot_q2_K;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q2_K;
+cpu_vec_dot_fn avx2_vec_dot_q3_K;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q3_K;
+cpu_vec_dot_fn avx2_vec_dot_q4_K;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q4_K;
+cpu_vec_dot_fn avx2_vec_dot_q5_K;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q5_K;
+cpu_vec_dot_fn avx2_vec_dot_q6_K;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_q6_K;
+cpu_vec_dot_fn avx2_vec_dot_tq2_0;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_tq2_0;
+cpu_vec_dot_fn avx2_vec_dot_tq1_0;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_tq1_0;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_tq1_0;
+cpu_vec_dot_fn avx2_vec_dot_iq2_xxs;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq2_xxs;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq2_xxs;
+cpu_vec_dot_fn avx2_vec_dot_iq2_xs;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq2_xs;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq2_xs;
+cpu_vec_dot_fn avx2_vec_dot_iq2_s;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq2_s;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq2_s;
+cpu_vec_dot_fn avx2_vec_dot_iq3_xxs;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq3_xxs;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq3_xxs;
+cpu_vec_dot_fn avx2_vec_dot_iq3_s;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq3_s;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq3_s;
+cpu_vec_dot_fn avx2_vec_dot_iq1_s;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq1_s;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq1_s;
+cpu_vec_dot_fn avx2_vec_dot_iq1_m;
+cpu_vec_dot_rows_fn avx2_vec_dot_rows_iq1_m;
+cpu_vec_dot_tile_fn avx2_vec_dot_tile_iq1_m;
 
 #endif

@@ -384,28 +384,25 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 	kq_tile(f, n, wv, stride, xv, 0, out, rows, 1);
 }
 
-#define DEFINE_KQ(t, F) DEFINE_DOT_FAMILY_ENTRIES(ISA, kq_rows, t, F, n / QK_K * kq_block_bytes(F), DOT_ROWS)
+/* vec_dot `dot` and vec_dot_rows `dot_rows` of the format F. */
+#define DEFINE_KQ(F, dot, dot_rows) \
+	DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, kq_rows, F, n / QK_K * kq_block_bytes(F), DOT_ROWS)
 
-/* With a vec_dot_tile of DOT_ROWS × AVX2_KQ_X_ROWS. */
-#define DEFINE_KQ_TILE(t, F)                                                                         \
-	DEFINE_KQ(t, F)                                                                              \
-	void ISA(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, \
-				   float *out)                                                          \
-	{                                                                                           \
-		kq_tile(F, n, w, stride, xq, xq_stride, out, DOT_ROWS, AVX2_KQ_X_ROWS);             \
-	}
+/* With a vec_dot_tile `dot_tile` of DOT_ROWS × AVX2_KQ_X_ROWS. */
+#define DEFINE_KQ_TILE(F, dot, dot_rows, dot_tile) \
+	DEFINE_KQ(F, dot, dot_rows) DEFINE_DOT_FAMILY_TILE(dot_tile, kq_tile, F, DOT_ROWS, AVX2_KQ_X_ROWS)
 
-DEFINE_KQ(q2_K, KQ_Q2_K)
-DEFINE_KQ(q3_K, KQ_Q3_K)
-DEFINE_KQ(q4_K, KQ_Q4_K)
-DEFINE_KQ(q5_K, KQ_Q5_K)
-DEFINE_KQ(q6_K, KQ_Q6_K)
-DEFINE_KQ_TILE(tq1_0, KQ_TQ1_0)
-DEFINE_KQ(tq2_0, KQ_TQ2_0) /* a tile gained nothing: its decode is cheap */
-DEFINE_KQ_TILE(iq2_xxs, KQ_IQ2_XXS)
-DEFINE_KQ_TILE(iq2_xs, KQ_IQ2_XS)
-DEFINE_KQ_TILE(iq2_s, KQ_IQ2_S)
-DEFINE_KQ_TILE(iq3_xxs, KQ_IQ3_XXS)
-DEFINE_KQ_TILE(iq3_s, KQ_IQ3_S)
-DEFINE_KQ_TILE(iq1_s, KQ_IQ1_S)
-DEFINE_KQ_TILE(iq1_m, KQ_IQ1_M)
+DEFINE_KQ(KQ_Q2_K, avx2_vec_dot_q2_K, avx2_vec_dot_rows_q2_K)
+DEFINE_KQ(KQ_Q3_K, avx2_vec_dot_q3_K, avx2_vec_dot_rows_q3_K)
+DEFINE_KQ(KQ_Q4_K, avx2_vec_dot_q4_K, avx2_vec_dot_rows_q4_K)
+DEFINE_KQ(KQ_Q5_K, avx2_vec_dot_q5_K, avx2_vec_dot_rows_q5_K)
+DEFINE_KQ(KQ_Q6_K, avx2_vec_dot_q6_K, avx2_vec_dot_rows_q6_K)
+DEFINE_KQ_TILE(KQ_TQ1_0, avx2_vec_dot_tq1_0, avx2_vec_dot_rows_tq1_0, avx2_vec_dot_tile_tq1_0)
+DEFINE_KQ(KQ_TQ2_0, avx2_vec_dot_tq2_0, avx2_vec_dot_rows_tq2_0) /* a tile gained nothing: its decode is cheap */
+DEFINE_KQ_TILE(KQ_IQ2_XXS, avx2_vec_dot_iq2_xxs, avx2_vec_dot_rows_iq2_xxs, avx2_vec_dot_tile_iq2_xxs)
+DEFINE_KQ_TILE(KQ_IQ2_XS, avx2_vec_dot_iq2_xs, avx2_vec_dot_rows_iq2_xs, avx2_vec_dot_tile_iq2_xs)
+DEFINE_KQ_TILE(KQ_IQ2_S, avx2_vec_dot_iq2_s, avx2_vec_dot_rows_iq2_s, avx2_vec_dot_tile_iq2_s)
+DEFINE_KQ_TILE(KQ_IQ3_XXS, avx2_vec_dot_iq3_xxs, avx2_vec_dot_rows_iq3_xxs, avx2_vec_dot_tile_iq3_xxs)
+DEFINE_KQ_TILE(KQ_IQ3_S, avx2_vec_dot_iq3_s, avx2_vec_dot_rows_iq3_s, avx2_vec_dot_tile_iq3_s)
+DEFINE_KQ_TILE(KQ_IQ1_S, avx2_vec_dot_iq1_s, avx2_vec_dot_rows_iq1_s, avx2_vec_dot_tile_iq1_s)
+DEFINE_KQ_TILE(KQ_IQ1_M, avx2_vec_dot_iq1_m, avx2_vec_dot_rows_iq1_m, avx2_vec_dot_tile_iq1_m)

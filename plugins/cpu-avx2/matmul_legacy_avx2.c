@@ -86,14 +86,22 @@ static inline __m256 row_block_iq4_nl(const struct block_iq4_nl *w, struct x_blo
 #endif
 }
 
-DEFINE_DOT_32(q4_1, block_q4_1, 1)
-DEFINE_DOT_32(q5_0, block_q5_0, 0)
-DEFINE_DOT_32(q5_1, block_q5_1, 1)
-DEFINE_DOT_32(iq4_nl, block_iq4_nl, 0)
-DEFINE_DOT_ENTRIES(ISA, q4_1, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q5_0, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q5_1, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
+DEFINE_DOT_32(q4_1_rows, q4_1, block_q4_1, 1)
+DEFINE_DOT_32(q5_0_rows, q5_0, block_q5_0, 0)
+DEFINE_DOT_32(q5_1_rows, q5_1, block_q5_1, 1)
+DEFINE_DOT_32(iq4_nl_rows, iq4_nl, block_iq4_nl, 0)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q4_1, avx2_vec_dot_q4_1),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q4_1, avx2_vec_dot_rows_q4_1),
+		   q4_1_rows, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q5_0, avx2_vec_dot_q5_0),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q5_0, avx2_vec_dot_rows_q5_0),
+		   q5_0_rows, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q5_1, avx2_vec_dot_q5_1),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q5_1, avx2_vec_dot_rows_q5_1),
+		   q5_1_rows, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_iq4_nl, avx2_vec_dot_iq4_nl),
+		   DOT_NAME(avx2vnni_vec_dot_rows_iq4_nl, avx2_vec_dot_rows_iq4_nl),
+		   iq4_nl_rows, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
 
 /* mxfp4: its code book + 12 (0..24) through vpshufb against x, − 12·Σ x
  * as q5_0's − 16; E8M0 block scales. */
@@ -109,8 +117,10 @@ static inline __m256 row_block_mxfp4(const struct block_mxfp4 *w, struct x_block
 	return row_block_offset(_mm256_shuffle_epi8(t, nibbles32(w->qs)), x);
 }
 
-DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
-DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
+DEFINE_DOT_32_SCALED(mxfp4_rows, mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_mxfp4, avx2_vec_dot_mxfp4),
+		   DOT_NAME(avx2vnni_vec_dot_rows_mxfp4, avx2_vec_dot_rows_mxfp4),
+		   mxfp4_rows, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales ls − 32 of an iq4_xs block as i16, both halves
  * [s0 .. s7] (splat16(v, j): sub-block j's). */
@@ -154,4 +164,6 @@ static DOT_ALWAYS_INLINE void iq4_xs_rows(int64_t n, const void *wv, int64_t str
 		out[r] = hsum_ps(acc[r]);
 }
 
-DEFINE_DOT_ENTRIES(ISA, iq4_xs, n / QK_K * (int64_t)sizeof(struct block_iq4_xs), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_iq4_xs, avx2_vec_dot_iq4_xs),
+		   DOT_NAME(avx2vnni_vec_dot_rows_iq4_xs, avx2_vec_dot_rows_iq4_xs),
+		   iq4_xs_rows, n / QK_K * (int64_t)sizeof(struct block_iq4_xs), DOT_ROWS)

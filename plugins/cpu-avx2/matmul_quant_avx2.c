@@ -10,7 +10,7 @@
  * avx2vnni_*, where the u8·s8 dot is one vpdpbusd.
  *
  * Every format is one always-inline body over `rows` weight rows against
- * one activation row (dot_rows.h), instantiated for vec_dot (1 row) and
+ * one activation row (dot_kernel.h), instantiated for vec_dot (1 row) and
  * vec_dot_rows (AVX2_DOT_ROWS): the activation's scales, per-block sums and
  * bytes are loaded once for all rows, and each row's accumulator is an
  * independent chain.
@@ -35,7 +35,11 @@ static inline __m256 row_block_q4_0(const struct block_q4_0 *w, struct x_block x
 	return row_block_offset(nibbles32(w->qs), x);
 }
 
-DEFINE_DOT_32(q8_0, block_q8_0, 0)
-DEFINE_DOT_32(q4_0, block_q4_0, 0)
-DEFINE_DOT_ENTRIES(ISA, q8_0, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q4_0, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)
+DEFINE_DOT_32(q8_0_rows, q8_0, block_q8_0, 0)
+DEFINE_DOT_32(q4_0_rows, q4_0, block_q4_0, 0)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q8_0, avx2_vec_dot_q8_0),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q8_0, avx2_vec_dot_rows_q8_0),
+		   q8_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q4_0, avx2_vec_dot_q4_0),
+		   DOT_NAME(avx2vnni_vec_dot_rows_q4_0, avx2_vec_dot_rows_q4_0),
+		   q4_0_rows, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)

@@ -1,5 +1,5 @@
-/* cpu-avx2's int8 GEMM microkernels (the framework: plugins/cpu/ops_qgemm.c,
- * layouts: ops_qgemm.h): AVX2_QGEMM_MR = 4 activation rows × 16 weight
+/* cpu-avx2's int8 GEMM microkernels (the framework: plugins/cpu/gemm/qgemm.c,
+ * layouts: gemm/qgemm.h): AVX2_QGEMM_MR = 4 activation rows × 16 weight
  * rows, each row's 16 int32 sums in two ymm. Per 4 bytes of K: two ymm
  * loads of the weights (16 rows × 4 bytes), then per activation row its 4
  * bytes broadcast and one integer dot per ymm; per sub-block the int32 sums
@@ -16,7 +16,7 @@
  * by signed bytes and adds each pair into an int16 with saturation. The
  * unsigned packing's u reaches 255 (q8_0, iq4_nl, iq4_xs): 2·255·127 =
  * 64770 would saturate. So this kernel takes the signed packing, w in
- * [−128, 127] (ops_qgemm.h), and moves w's sign onto x (ggml's trick):
+ * [−128, 127] (gemm/qgemm.h), and moves w's sign onto x (ggml's trick):
  *   w·x = |w| · (sign(w)·x),  |w| in [0, 128] as u8, sign(w)·x as s8.
  * x is a q8_0 byte: x = round(v/d) with d = max|v|/127, so |x| ≤ 127 (never
  * −128, so sign(w)·x is a valid s8 and |sign(w)·x| ≤ 127). Each pair sum is
@@ -28,7 +28,7 @@
 #include <immintrin.h>
 
 #include "avx2_kernels.h"
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 #define MR AVX2_QGEMM_MR
 #define NR CPU_QGEMM_NR

@@ -15,7 +15,7 @@
 #define NR AVX2_SGEMM_NR
 /* A is 24 bytes a step, prefetched every 2 steps about 500 cycles ahead:
  * the first microkernel of a row of C tiles reads its A micro-panel from
- * L3 or DRAM (ops_gemm.c packs the A block long before), the next from L1. */
+ * L3 or DRAM (gemm/sgemm.c packs the A block long before), the next from L1. */
 #define PREFETCH_A_FLOATS 512
 
 /* One step of k: row i of the block gets a[i]·b. */

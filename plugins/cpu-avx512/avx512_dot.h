@@ -2,8 +2,9 @@
  * the files that define them (matmul_quant_avx512.c: q8_0, q4_0;
  * matmul_kquant_avx512.c: q2_K .. q6_K; one file per format family).
  * Every such file is built twice (meson.build): with -mavx512vnni the
- * u8×s8 dot is vpdpbusd and ISA(name) is avx512vnni_name; without,
- * vpmaddubsw + vpmaddwd and avx512_name.
+ * u8×s8 dot is vpdpbusd and the kernels are avx512vnni_*; without,
+ * vpmaddubsw + vpmaddwd and avx512_*: DOT_NAME(vnni name, name) picks
+ * this build's name where a kernel is defined.
  *
  * DEFINE_DOT_32 is the multi-row body of a 32-element format paired with
  * q8_0 activations: a format gives x_pair_<t> (what every row meets of a
@@ -15,17 +16,17 @@
 
 #include "avx512_blocks.h"
 #include "avx512_kernels.h"
-#include "dot_rows.h"
+#include "dot_kernel.h"
 
 #ifdef __AVX512VNNI__
-#define ISA(name) avx512vnni_##name
+#define DOT_NAME(vnni_name, name) vnni_name
 /* acc + Σ u·s over each group of 4 bytes, u unsigned, s signed */
 static inline __m512i dot_u8s8_acc(__m512i acc, __m512i u, __m512i s)
 {
 	return _mm512_dpbusd_epi32(acc, u, s);
 }
 #else
-#define ISA(name) avx512_##name
+#define DOT_NAME(vnni_name, name) name
 static inline __m512i dot_u8s8_acc(__m512i acc, __m512i u, __m512i s)
 {
 	return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(u, s), _mm512_set1_epi16(1)));
@@ -144,9 +145,9 @@ static inline __m512 pair_scalar_scale(const struct block_q8_0 *x, float wd0, fl
  * < 8 blocks pair by pair with scalar scales (wscale(block)). Two
  * accumulators per row (even and odd pairs). DEFINE_DOT_32: the formats
  * with an f16 d at byte 0. */
-#define DEFINE_DOT_32(wt, wblock) DEFINE_DOT_32_SCALED(wt, wblock, DOT_32_F16_SCALES8, DOT_32_F16_SCALE)
-#define DEFINE_DOT_32_SCALED(wt, wblock, wscales8, wscale)                                          \
-	static DOT_ALWAYS_INLINE void wt##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
+#define DEFINE_DOT_32(body, wt, wblock) DEFINE_DOT_32_SCALED(body, wt, wblock, DOT_32_F16_SCALES8, DOT_32_F16_SCALE)
+#define DEFINE_DOT_32_SCALED(body, wt, wblock, wscales8, wscale)                                    \
+	static DOT_ALWAYS_INLINE void body(int64_t n, const void *wv, int64_t stride, const void *xv,       \
 					    float *out, const int rows)                                 \
 	{                                                                                           \
 		const struct block_q8_0 *x = xv;                                                    \
@@ -224,8 +225,8 @@ static inline __m256i block_sums8(const __m512i v[4])
  * scales by scales_mins8) and, with with_min, a min m per block (word 1,
  * the format's min_<t>(block) as f16 bits): Σ (d·q + m)·dx·xq adds
  * m·dx·Σ xq, Σ xq per activation block computed once for all rows. */
-#define DEFINE_DOT_32_MIN(wt, wblock, with_min)                                                     \
-	static DOT_ALWAYS_INLINE void wt##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
+#define DEFINE_DOT_32_MIN(body, wt, wblock, with_min)                                               \
+	static DOT_ALWAYS_INLINE void body(int64_t n, const void *wv, int64_t stride, const void *xv,       \
 					    float *out, const int rows)                                 \
 	{                                                                                           \
 		const struct block_q8_0 *x = xv;                                                    \

@@ -1,4 +1,4 @@
-/* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_kernels.h). The
+/* cpu-avx512's own kernels (contracts: plugins/cpu/cpu_cntx.h). The
  * integer dots exist twice, from one source (matmul_*_avx512.c): avx512_*
  * with vpmaddubsw + vpmaddwd (any AVX-512 BW CPU) and avx512vnni_* with
  * vpdpbusd; open picks the table. */
@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "dot_rows.h"
+#include "cpu_cntx.h"
 
 /* sgemm_avx512.c: a 14×32 register block (28 zmm accumulators). */
 #define AVX512_SGEMM_MR 14
@@ -55,36 +55,64 @@ void avx512_qgemm_pack_q2_K(const void *w, int64_t row_bytes, int64_t rows, int6
  * work, so more rows a call mean more memory streams in flight. */
 #define AVX512_KQ_DOT_ROWS 8
 
-/* matmul_*_avx512.c: block weights against q8_0 / q8_K activations. */
-#define AVX512_DECLARE_DOTS(isa)                                                        \
-	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q6_K)                   \
-	/* matmul_legacy_avx512.c */                                                     \
-	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)                   \
-	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)                 \
-	DOT_ENTRIES_DECLARE(isa, iq4_xs) DOT_ENTRIES_DECLARE(isa, mxfp4)                \
-	/* matmul_kquant_avx512.c (with q4_K and q6_K) */                                \
-	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)                   \
-	DOT_ENTRIES_DECLARE(isa, q5_K) DOT_ENTRIES_DECLARE(isa, tq1_0)                  \
-	DOT_ENTRIES_DECLARE(isa, tq2_0) DOT_ENTRIES_DECLARE(isa, iq2_xxs)               \
-	DOT_ENTRIES_DECLARE(isa, iq2_xs) DOT_ENTRIES_DECLARE(isa, iq2_s)                \
-	DOT_ENTRIES_DECLARE(isa, iq3_xxs) DOT_ENTRIES_DECLARE(isa, iq3_s)               \
-	DOT_ENTRIES_DECLARE(isa, iq1_s) DOT_ENTRIES_DECLARE(isa, iq1_m)
-/* matmul_kquant_avx512.c: vec_dot_tile (AVX512_KQ_X_ROWS activation rows)
- * of the formats whose blocks cost most to decode. */
+/* Block weights against q8_0 / q8_K activations, each as avx512_* and
+ * avx512vnni_*: matmul_quant_avx512.c (q8_0, q4_0), matmul_legacy_avx512.c
+ * (q4_1 .. iq4_xs), matmul_kquant_avx512.c (the K-quants, ternary and
+ * i-quants, with a vec_dot_tile of AVX512_KQ_X_ROWS activation rows for
+ * the formats whose blocks cost most to decode). */
 #define AVX512_KQ_X_ROWS 4
-#define AVX512_DECLARE_TILE(isa, t)                                                     \
-	void isa##_vec_dot_tile_##t(int64_t n, const void *w, int64_t w_stride, const void *x, int64_t x_stride, \
-				    float *out);
-#define AVX512_DECLARE_TILES(isa)                                                       \
-	AVX512_DECLARE_TILE(isa, tq1_0) AVX512_DECLARE_TILE(isa, tq2_0)                 \
-	AVX512_DECLARE_TILE(isa, iq2_xxs) AVX512_DECLARE_TILE(isa, iq2_xs)              \
-	AVX512_DECLARE_TILE(isa, iq2_s) AVX512_DECLARE_TILE(isa, iq3_xxs)               \
-	AVX512_DECLARE_TILE(isa, iq3_s) AVX512_DECLARE_TILE(isa, iq1_s)                 \
-	AVX512_DECLARE_TILE(isa, iq1_m)
-AVX512_DECLARE_DOTS(avx512)
-AVX512_DECLARE_DOTS(avx512vnni)
-AVX512_DECLARE_TILES(avx512)
-AVX512_DECLARE_TILES(avx512vnni)
+cpu_vec_dot_fn avx512_vec_dot_q8_0, avx512vnni_vec_dot_q8_0;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q8_0, avx512vnni_vec_dot_rows_q8_0;
+cpu_vec_dot_fn avx512_vec_dot_q4_0, avx512vnni_vec_dot_q4_0;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q4_0, avx512vnni_vec_dot_rows_q4_0;
+cpu_vec_dot_fn avx512_vec_dot_q4_1, avx512vnni_vec_dot_q4_1;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q4_1, avx512vnni_vec_dot_rows_q4_1;
+cpu_vec_dot_fn avx512_vec_dot_q5_0, avx512vnni_vec_dot_q5_0;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q5_0, avx512vnni_vec_dot_rows_q5_0;
+cpu_vec_dot_fn avx512_vec_dot_q5_1, avx512vnni_vec_dot_q5_1;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q5_1, avx512vnni_vec_dot_rows_q5_1;
+cpu_vec_dot_fn avx512_vec_dot_iq4_nl, avx512vnni_vec_dot_iq4_nl;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq4_nl, avx512vnni_vec_dot_rows_iq4_nl;
+cpu_vec_dot_fn avx512_vec_dot_mxfp4, avx512vnni_vec_dot_mxfp4;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_mxfp4, avx512vnni_vec_dot_rows_mxfp4;
+cpu_vec_dot_fn avx512_vec_dot_iq4_xs, avx512vnni_vec_dot_iq4_xs;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq4_xs, avx512vnni_vec_dot_rows_iq4_xs;
+cpu_vec_dot_fn avx512_vec_dot_q2_K, avx512vnni_vec_dot_q2_K;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q2_K, avx512vnni_vec_dot_rows_q2_K;
+cpu_vec_dot_fn avx512_vec_dot_q3_K, avx512vnni_vec_dot_q3_K;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q3_K, avx512vnni_vec_dot_rows_q3_K;
+cpu_vec_dot_fn avx512_vec_dot_q4_K, avx512vnni_vec_dot_q4_K;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q4_K, avx512vnni_vec_dot_rows_q4_K;
+cpu_vec_dot_fn avx512_vec_dot_q5_K, avx512vnni_vec_dot_q5_K;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q5_K, avx512vnni_vec_dot_rows_q5_K;
+cpu_vec_dot_fn avx512_vec_dot_q6_K, avx512vnni_vec_dot_q6_K;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_q6_K, avx512vnni_vec_dot_rows_q6_K;
+cpu_vec_dot_fn avx512_vec_dot_tq1_0, avx512vnni_vec_dot_tq1_0;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_tq1_0, avx512vnni_vec_dot_rows_tq1_0;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_tq1_0, avx512vnni_vec_dot_tile_tq1_0;
+cpu_vec_dot_fn avx512_vec_dot_tq2_0, avx512vnni_vec_dot_tq2_0;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_tq2_0, avx512vnni_vec_dot_rows_tq2_0;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_tq2_0, avx512vnni_vec_dot_tile_tq2_0;
+cpu_vec_dot_fn avx512_vec_dot_iq2_xxs, avx512vnni_vec_dot_iq2_xxs;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq2_xxs, avx512vnni_vec_dot_rows_iq2_xxs;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq2_xxs, avx512vnni_vec_dot_tile_iq2_xxs;
+cpu_vec_dot_fn avx512_vec_dot_iq2_xs, avx512vnni_vec_dot_iq2_xs;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq2_xs, avx512vnni_vec_dot_rows_iq2_xs;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq2_xs, avx512vnni_vec_dot_tile_iq2_xs;
+cpu_vec_dot_fn avx512_vec_dot_iq2_s, avx512vnni_vec_dot_iq2_s;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq2_s, avx512vnni_vec_dot_rows_iq2_s;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq2_s, avx512vnni_vec_dot_tile_iq2_s;
+cpu_vec_dot_fn avx512_vec_dot_iq3_xxs, avx512vnni_vec_dot_iq3_xxs;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq3_xxs, avx512vnni_vec_dot_rows_iq3_xxs;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq3_xxs, avx512vnni_vec_dot_tile_iq3_xxs;
+cpu_vec_dot_fn avx512_vec_dot_iq3_s, avx512vnni_vec_dot_iq3_s;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq3_s, avx512vnni_vec_dot_rows_iq3_s;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq3_s, avx512vnni_vec_dot_tile_iq3_s;
+cpu_vec_dot_fn avx512_vec_dot_iq1_s, avx512vnni_vec_dot_iq1_s;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq1_s, avx512vnni_vec_dot_rows_iq1_s;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq1_s, avx512vnni_vec_dot_tile_iq1_s;
+cpu_vec_dot_fn avx512_vec_dot_iq1_m, avx512vnni_vec_dot_iq1_m;
+cpu_vec_dot_rows_fn avx512_vec_dot_rows_iq1_m, avx512vnni_vec_dot_rows_iq1_m;
+cpu_vec_dot_tile_fn avx512_vec_dot_tile_iq1_m, avx512vnni_vec_dot_tile_iq1_m;
 
 #endif

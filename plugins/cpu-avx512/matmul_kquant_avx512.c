@@ -610,7 +610,7 @@ static inline __m512i dot_scaled_acc(__m512i acc, __m512i u, __m512i x, __m512i 
 }
 
 /* Bytes ahead that kq_rows prefetches in each row, into L2
- * (dot_prefetch_rows_far, plugins/cpu/dot_rows.h): measured on Zen 4 at
+ * (dot_prefetch_rows_far, plugins/cpu/dot_kernel.h): measured on Zen 4 at
  * M = 1, K = 2048 (a q4_K row is 1152 bytes), prefetcht0 at 2048 bytes
  * left q4_K at 8-10 GB/s on one thread from DRAM, T1 at 8192 bytes 21-25
  * (q6_K 25-27); prefetching into L1 too evicts what the dots are reading. */
@@ -707,34 +707,54 @@ static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *w
 		out[t * rows + r] = _mm512_reduce_add_ps(acc[t][r]) - (kq_fold(f) >= 0 ? 0.0f : hsum256(bacc[t][r]));
 }
 
-#define DEFINE_KQ(t, F)                                                                              \
-	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv, \
-					   float *out, const int rows)                                  \
-	{                                                                                           \
-		kq_tile(F, n, wv, stride, xv, 0, out, rows, 1);                                     \
-	}                                                                                           \
-	DEFINE_DOT_ENTRIES(ISA, t, n / QK_K * kq_block_bytes(F), KQ_ROWS)
+static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
+				      float *out, const int rows)
+{
+	kq_tile(f, n, wv, stride, xv, 0, out, rows, 1);
+}
 
-/* With a vec_dot_tile of KQ_ROWS × KQ_X_ROWS. */
-#define DEFINE_KQ_TILE(t, F)                                                                         \
-	DEFINE_KQ(t, F)                                                                              \
-	void ISA(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, \
-				   float *out)                                                          \
-	{                                                                                           \
-		kq_tile(F, n, w, stride, xq, xq_stride, out, KQ_ROWS, KQ_X_ROWS);                   \
-	}
+/* vec_dot `dot` and vec_dot_rows `dot_rows` of the format F. */
+#define DEFINE_KQ(F, dot, dot_rows) \
+	DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, kq_rows, F, n / QK_K * kq_block_bytes(F), KQ_ROWS)
 
-DEFINE_KQ(q2_K, KQ_Q2_K)
-DEFINE_KQ(q3_K, KQ_Q3_K)
-DEFINE_KQ(q4_K, KQ_Q4_K)
-DEFINE_KQ(q5_K, KQ_Q5_K)
-DEFINE_KQ(q6_K, KQ_Q6_K)
-DEFINE_KQ_TILE(tq1_0, KQ_TQ1_0)
-DEFINE_KQ_TILE(tq2_0, KQ_TQ2_0)
-DEFINE_KQ_TILE(iq2_xxs, KQ_IQ2_XXS)
-DEFINE_KQ_TILE(iq2_xs, KQ_IQ2_XS)
-DEFINE_KQ_TILE(iq2_s, KQ_IQ2_S)
-DEFINE_KQ_TILE(iq3_xxs, KQ_IQ3_XXS)
-DEFINE_KQ_TILE(iq3_s, KQ_IQ3_S)
-DEFINE_KQ_TILE(iq1_s, KQ_IQ1_S)
-DEFINE_KQ_TILE(iq1_m, KQ_IQ1_M)
+/* With a vec_dot_tile `dot_tile` of KQ_ROWS × KQ_X_ROWS. */
+#define DEFINE_KQ_TILE(F, dot, dot_rows, dot_tile) \
+	DEFINE_KQ(F, dot, dot_rows) DEFINE_DOT_FAMILY_TILE(dot_tile, kq_tile, F, KQ_ROWS, KQ_X_ROWS)
+
+DEFINE_KQ(KQ_Q2_K, DOT_NAME(avx512vnni_vec_dot_q2_K, avx512_vec_dot_q2_K),
+          DOT_NAME(avx512vnni_vec_dot_rows_q2_K, avx512_vec_dot_rows_q2_K))
+DEFINE_KQ(KQ_Q3_K, DOT_NAME(avx512vnni_vec_dot_q3_K, avx512_vec_dot_q3_K),
+          DOT_NAME(avx512vnni_vec_dot_rows_q3_K, avx512_vec_dot_rows_q3_K))
+DEFINE_KQ(KQ_Q4_K, DOT_NAME(avx512vnni_vec_dot_q4_K, avx512_vec_dot_q4_K),
+          DOT_NAME(avx512vnni_vec_dot_rows_q4_K, avx512_vec_dot_rows_q4_K))
+DEFINE_KQ(KQ_Q5_K, DOT_NAME(avx512vnni_vec_dot_q5_K, avx512_vec_dot_q5_K),
+          DOT_NAME(avx512vnni_vec_dot_rows_q5_K, avx512_vec_dot_rows_q5_K))
+DEFINE_KQ(KQ_Q6_K, DOT_NAME(avx512vnni_vec_dot_q6_K, avx512_vec_dot_q6_K),
+          DOT_NAME(avx512vnni_vec_dot_rows_q6_K, avx512_vec_dot_rows_q6_K))
+DEFINE_KQ_TILE(KQ_TQ1_0, DOT_NAME(avx512vnni_vec_dot_tq1_0, avx512_vec_dot_tq1_0),
+               DOT_NAME(avx512vnni_vec_dot_rows_tq1_0, avx512_vec_dot_rows_tq1_0),
+               DOT_NAME(avx512vnni_vec_dot_tile_tq1_0, avx512_vec_dot_tile_tq1_0))
+DEFINE_KQ_TILE(KQ_TQ2_0, DOT_NAME(avx512vnni_vec_dot_tq2_0, avx512_vec_dot_tq2_0),
+               DOT_NAME(avx512vnni_vec_dot_rows_tq2_0, avx512_vec_dot_rows_tq2_0),
+               DOT_NAME(avx512vnni_vec_dot_tile_tq2_0, avx512_vec_dot_tile_tq2_0))
+DEFINE_KQ_TILE(KQ_IQ2_XXS, DOT_NAME(avx512vnni_vec_dot_iq2_xxs, avx512_vec_dot_iq2_xxs),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq2_xxs, avx512_vec_dot_rows_iq2_xxs),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq2_xxs, avx512_vec_dot_tile_iq2_xxs))
+DEFINE_KQ_TILE(KQ_IQ2_XS, DOT_NAME(avx512vnni_vec_dot_iq2_xs, avx512_vec_dot_iq2_xs),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq2_xs, avx512_vec_dot_rows_iq2_xs),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq2_xs, avx512_vec_dot_tile_iq2_xs))
+DEFINE_KQ_TILE(KQ_IQ2_S, DOT_NAME(avx512vnni_vec_dot_iq2_s, avx512_vec_dot_iq2_s),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq2_s, avx512_vec_dot_rows_iq2_s),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq2_s, avx512_vec_dot_tile_iq2_s))
+DEFINE_KQ_TILE(KQ_IQ3_XXS, DOT_NAME(avx512vnni_vec_dot_iq3_xxs, avx512_vec_dot_iq3_xxs),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq3_xxs, avx512_vec_dot_rows_iq3_xxs),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq3_xxs, avx512_vec_dot_tile_iq3_xxs))
+DEFINE_KQ_TILE(KQ_IQ3_S, DOT_NAME(avx512vnni_vec_dot_iq3_s, avx512_vec_dot_iq3_s),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq3_s, avx512_vec_dot_rows_iq3_s),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq3_s, avx512_vec_dot_tile_iq3_s))
+DEFINE_KQ_TILE(KQ_IQ1_S, DOT_NAME(avx512vnni_vec_dot_iq1_s, avx512_vec_dot_iq1_s),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq1_s, avx512_vec_dot_rows_iq1_s),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq1_s, avx512_vec_dot_tile_iq1_s))
+DEFINE_KQ_TILE(KQ_IQ1_M, DOT_NAME(avx512vnni_vec_dot_iq1_m, avx512_vec_dot_iq1_m),
+               DOT_NAME(avx512vnni_vec_dot_rows_iq1_m, avx512_vec_dot_rows_iq1_m),
+               DOT_NAME(avx512vnni_vec_dot_tile_iq1_m, avx512_vec_dot_tile_iq1_m))

@@ -158,16 +158,26 @@ static inline uint16_t min_q5_0(const struct block_q5_0 *b)
 	return 0;
 }
 
-DEFINE_DOT_32_MIN(q4_1, block_q4_1, 1)
-DEFINE_DOT_32_MIN(q5_0, block_q5_0, 0)
-DEFINE_DOT_32_MIN(q5_1, block_q5_1, 1)
-DEFINE_DOT_32(iq4_nl, block_iq4_nl)
-DEFINE_DOT_ENTRIES(ISA, q4_1, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q5_0, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q5_1, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, iq4_nl, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
-DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
-DEFINE_DOT_ENTRIES(ISA, mxfp4, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
+DEFINE_DOT_32_MIN(q4_1_rows, q4_1, block_q4_1, 1)
+DEFINE_DOT_32_MIN(q5_0_rows, q5_0, block_q5_0, 0)
+DEFINE_DOT_32_MIN(q5_1_rows, q5_1, block_q5_1, 1)
+DEFINE_DOT_32(iq4_nl_rows, iq4_nl, block_iq4_nl)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q4_1, avx512_vec_dot_q4_1),
+		   DOT_NAME(avx512vnni_vec_dot_rows_q4_1, avx512_vec_dot_rows_q4_1),
+		   q4_1_rows, n / QK4_1 * (int64_t)sizeof(struct block_q4_1), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q5_0, avx512_vec_dot_q5_0),
+		   DOT_NAME(avx512vnni_vec_dot_rows_q5_0, avx512_vec_dot_rows_q5_0),
+		   q5_0_rows, n / QK5_0 * (int64_t)sizeof(struct block_q5_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q5_1, avx512_vec_dot_q5_1),
+		   DOT_NAME(avx512vnni_vec_dot_rows_q5_1, avx512_vec_dot_rows_q5_1),
+		   q5_1_rows, n / QK5_1 * (int64_t)sizeof(struct block_q5_1), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_iq4_nl, avx512_vec_dot_iq4_nl),
+		   DOT_NAME(avx512vnni_vec_dot_rows_iq4_nl, avx512_vec_dot_rows_iq4_nl),
+		   iq4_nl_rows, n / QK4_NL * (int64_t)sizeof(struct block_iq4_nl), DOT_ROWS)
+DEFINE_DOT_32_SCALED(mxfp4_rows, mxfp4, block_mxfp4, mxfp4_scales8, MXFP4_SCALE)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_mxfp4, avx512_vec_dot_mxfp4),
+		   DOT_NAME(avx512vnni_vec_dot_rows_mxfp4, avx512_vec_dot_rows_mxfp4),
+		   mxfp4_rows, n / QK_MXFP4 * (int64_t)sizeof(struct block_mxfp4), DOT_ROWS)
 
 /* The 8 sub-block scales of an iq4_xs block, ls − 32: 4-bit fields of
  * scales_l and 2-bit fields of scales_h spread to one byte each. */
@@ -214,4 +224,6 @@ static DOT_ALWAYS_INLINE void iq4_xs_rows(int64_t n, const void *wv, int64_t str
 		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
 }
 
-DEFINE_DOT_ENTRIES(ISA, iq4_xs, n / QK_K * (int64_t)sizeof(struct block_iq4_xs), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_iq4_xs, avx512_vec_dot_iq4_xs),
+		   DOT_NAME(avx512vnni_vec_dot_rows_iq4_xs, avx512_vec_dot_rows_iq4_xs),
+		   iq4_xs_rows, n / QK_K * (int64_t)sizeof(struct block_iq4_xs), DOT_ROWS)

@@ -65,7 +65,7 @@ static inline __m512i row_pair_q4_0(const struct block_q4_0 *w, struct x_pair x,
 	return dot_u8s8_acc(x.start, q4_0_pair_bytes(&w[0], both ? &w[1] : &w[0]), x.q);
 }
 
-DEFINE_DOT_32(q8_0, block_q8_0)
+DEFINE_DOT_32(q8_0_rows, q8_0, block_q8_0)
 
 /* q4_0 four blocks (72 bytes, every field at an even offset) a step: one
  * word permute gathers their 64 qs bytes, whose low nibbles (elements
@@ -133,5 +133,9 @@ static DOT_ALWAYS_INLINE void q4_0_rows(int64_t n, const void *wv, int64_t strid
 		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
 }
 
-DEFINE_DOT_ENTRIES(ISA, q8_0, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
-DEFINE_DOT_ENTRIES(ISA, q4_0, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), AVX512_Q4_0_DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q8_0, avx512_vec_dot_q8_0),
+		   DOT_NAME(avx512vnni_vec_dot_rows_q8_0, avx512_vec_dot_rows_q8_0),
+		   q8_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), DOT_ROWS)
+DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q4_0, avx512_vec_dot_q4_0),
+		   DOT_NAME(avx512vnni_vec_dot_rows_q4_0, avx512_vec_dot_rows_q4_0),
+		   q4_0_rows, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), AVX512_Q4_0_DOT_ROWS)

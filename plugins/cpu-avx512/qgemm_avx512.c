@@ -1,4 +1,4 @@
-/* The int8 GEMM microkernel (AVX512-VNNI; layouts: plugins/cpu/ops_qgemm.h):
+/* The int8 GEMM microkernel (AVX512-VNNI; layouts: plugins/cpu/gemm/qgemm.h):
  * AVX512_QGEMM_MR activation rows × 16 weight rows. Per 4 bytes of K, one
  * zmm load of the weights' u (16 rows × 4 bytes) and one vpdpbusd per
  * activation row with its 4 bytes broadcast from memory; per sub-block,
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "avx512_kernels.h"
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 
 #define MR AVX512_QGEMM_MR
 #define NR CPU_QGEMM_NR

@@ -1,6 +1,6 @@
 /* The int8 GEMM's B packers (cpu_qgemm_pack_fn; panel layout:
- * plugins/cpu/ops_qgemm.h, unsigned u for vpdpbusd) with AVX-512: the same
- * bytes as the framework's cpu_qgemm_pack_b (plugins/cpu/qgemm_pack.c, the
+ * plugins/cpu/gemm/qgemm.h, unsigned u for vpdpbusd) with AVX-512: the same
+ * bytes as the framework's cpu_qgemm_pack_b (plugins/cpu/gemm/qgemm_pack.c, the
  * reference), without its per-row scalar decode and 4-byte interleave.
  *
  * For each 64 elements of K: every row's 64 u bytes are decoded into one zmm
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "avx512_kernels.h"
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "quant_blocks.h"
 
 #define NR CPU_QGEMM_NR

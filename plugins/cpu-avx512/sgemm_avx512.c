@@ -10,7 +10,7 @@
  * array. zmm0..27 accumulate, zmm28..31 hold B, the broadcasts, then
  * alpha and beta. The C tile is prefetched on entry (see PREFETCH_C).
  *
- * Panels (ops_gemm.c): a holds k×14 (A column p at a + 14p), b holds k×32
+ * Panels (plugins/cpu/gemm/pack.c): a holds k×14 (A column p at a + 14p), b holds k×32
  * (B row p at b + 32p, 64-byte aligned).
  */
 #include "avx512_kernels.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "avx512_kernels.h"
-#include "ops_qgemm.h"
+#include "gemm/qgemm.h"
 #include "quant_blocks.h"
 
 static uint32_t rng = 12345;

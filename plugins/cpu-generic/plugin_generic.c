@@ -4,12 +4,12 @@
 
 #include "cpu_plugin.h"
 
-extern const struct cpu_kernels generic_kernels;            /* kernels_generic.c */
+extern const struct cpu_cntx generic_cntx;               /* cntx_generic.c */
 gllmk_probe_result generic_probe(gllmk_probe_info *info);   /* probe_generic.c */
 
 static gllmk_status generic_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)
 {
-	return cpu_open(args, state, reason, reason_len, &generic_kernels);
+	return cpu_open(args, state, reason, reason_len, &generic_cntx);
 }
 
 CPU_PLUGIN_TABLE(generic_table, "cpu-generic", generic_probe, generic_open);

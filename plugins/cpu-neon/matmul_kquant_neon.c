@@ -402,20 +402,37 @@ static DOT_ALWAYS_INLINE void kq_rows(enum kq_format f, int64_t n, const void *w
 		out[r] = sum[r];
 }
 
-#define DEFINE_KQ(t, F) DEFINE_DOT_FAMILY_ENTRIES(ISA, kq_rows, t, F, n / QK_K * kq_block_bytes(F), NEON_DOT_ROWS)
+/* vec_dot `dot` and vec_dot_rows `dot_rows` of the format F. */
+#define DEFINE_KQ(F, dot, dot_rows) \
+	DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, kq_rows, F, n / QK_K * kq_block_bytes(F), NEON_DOT_ROWS)
 
-DEFINE_KQ(q2_K, KQ_Q2_K)
-DEFINE_KQ(q3_K, KQ_Q3_K)
-DEFINE_KQ(q4_K, KQ_Q4_K)
-DEFINE_KQ(q5_K, KQ_Q5_K)
-DEFINE_KQ(q6_K, KQ_Q6_K)
-DEFINE_KQ(iq4_xs, KQ_IQ4_XS)
-DEFINE_KQ(tq1_0, KQ_TQ1_0)
-DEFINE_KQ(tq2_0, KQ_TQ2_0)
-DEFINE_KQ(iq2_xxs, KQ_IQ2_XXS)
-DEFINE_KQ(iq2_xs, KQ_IQ2_XS)
-DEFINE_KQ(iq2_s, KQ_IQ2_S)
-DEFINE_KQ(iq3_xxs, KQ_IQ3_XXS)
-DEFINE_KQ(iq3_s, KQ_IQ3_S)
-DEFINE_KQ(iq1_s, KQ_IQ1_S)
-DEFINE_KQ(iq1_m, KQ_IQ1_M)
+DEFINE_KQ(KQ_Q2_K, DOT_NAME(neondot_vec_dot_q2_K, neon_vec_dot_q2_K),
+          DOT_NAME(neondot_vec_dot_rows_q2_K, neon_vec_dot_rows_q2_K))
+DEFINE_KQ(KQ_Q3_K, DOT_NAME(neondot_vec_dot_q3_K, neon_vec_dot_q3_K),
+          DOT_NAME(neondot_vec_dot_rows_q3_K, neon_vec_dot_rows_q3_K))
+DEFINE_KQ(KQ_Q4_K, DOT_NAME(neondot_vec_dot_q4_K, neon_vec_dot_q4_K),
+          DOT_NAME(neondot_vec_dot_rows_q4_K, neon_vec_dot_rows_q4_K))
+DEFINE_KQ(KQ_Q5_K, DOT_NAME(neondot_vec_dot_q5_K, neon_vec_dot_q5_K),
+          DOT_NAME(neondot_vec_dot_rows_q5_K, neon_vec_dot_rows_q5_K))
+DEFINE_KQ(KQ_Q6_K, DOT_NAME(neondot_vec_dot_q6_K, neon_vec_dot_q6_K),
+          DOT_NAME(neondot_vec_dot_rows_q6_K, neon_vec_dot_rows_q6_K))
+DEFINE_KQ(KQ_IQ4_XS, DOT_NAME(neondot_vec_dot_iq4_xs, neon_vec_dot_iq4_xs),
+          DOT_NAME(neondot_vec_dot_rows_iq4_xs, neon_vec_dot_rows_iq4_xs))
+DEFINE_KQ(KQ_TQ1_0, DOT_NAME(neondot_vec_dot_tq1_0, neon_vec_dot_tq1_0),
+          DOT_NAME(neondot_vec_dot_rows_tq1_0, neon_vec_dot_rows_tq1_0))
+DEFINE_KQ(KQ_TQ2_0, DOT_NAME(neondot_vec_dot_tq2_0, neon_vec_dot_tq2_0),
+          DOT_NAME(neondot_vec_dot_rows_tq2_0, neon_vec_dot_rows_tq2_0))
+DEFINE_KQ(KQ_IQ2_XXS, DOT_NAME(neondot_vec_dot_iq2_xxs, neon_vec_dot_iq2_xxs),
+          DOT_NAME(neondot_vec_dot_rows_iq2_xxs, neon_vec_dot_rows_iq2_xxs))
+DEFINE_KQ(KQ_IQ2_XS, DOT_NAME(neondot_vec_dot_iq2_xs, neon_vec_dot_iq2_xs),
+          DOT_NAME(neondot_vec_dot_rows_iq2_xs, neon_vec_dot_rows_iq2_xs))
+DEFINE_KQ(KQ_IQ2_S, DOT_NAME(neondot_vec_dot_iq2_s, neon_vec_dot_iq2_s),
+          DOT_NAME(neondot_vec_dot_rows_iq2_s, neon_vec_dot_rows_iq2_s))
+DEFINE_KQ(KQ_IQ3_XXS, DOT_NAME(neondot_vec_dot_iq3_xxs, neon_vec_dot_iq3_xxs),
+          DOT_NAME(neondot_vec_dot_rows_iq3_xxs, neon_vec_dot_rows_iq3_xxs))
+DEFINE_KQ(KQ_IQ3_S, DOT_NAME(neondot_vec_dot_iq3_s, neon_vec_dot_iq3_s),
+          DOT_NAME(neondot_vec_dot_rows_iq3_s, neon_vec_dot_rows_iq3_s))
+DEFINE_KQ(KQ_IQ1_S, DOT_NAME(neondot_vec_dot_iq1_s, neon_vec_dot_iq1_s),
+          DOT_NAME(neondot_vec_dot_rows_iq1_s, neon_vec_dot_rows_iq1_s))
+DEFINE_KQ(KQ_IQ1_M, DOT_NAME(neondot_vec_dot_iq1_m, neon_vec_dot_iq1_m),
+          DOT_NAME(neondot_vec_dot_rows_iq1_m, neon_vec_dot_rows_iq1_m))

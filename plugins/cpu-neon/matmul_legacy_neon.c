@@ -71,8 +71,23 @@ static inline int32x4_t row_mxfp4(const struct block_mxfp4 *w, int8x16_t x0, int
 #define MIN_M(w) f16_to_f32((w)->m)
 #define E8M0_HALF(w) e8m0_half_to_f32((w)->e)
 
-NEON_DEFINE_DOT_32(q4_1, block_q4_1, 1, MIN_M)
-NEON_DEFINE_DOT_32(q5_0, block_q5_0, 0, NO_MIN)
-NEON_DEFINE_DOT_32(q5_1, block_q5_1, 1, MIN_M)
-NEON_DEFINE_DOT_32(iq4_nl, block_iq4_nl, 0, NO_MIN)
-NEON_DEFINE_DOT_32_SCALED(mxfp4, block_mxfp4, 0, NO_MIN, E8M0_HALF)
+NEON_DEFINE_DOT_32(q4_1_rows, q4_1, block_q4_1, 1, MIN_M)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_q4_1, neon_vec_dot_q4_1),
+		   DOT_NAME(neondot_vec_dot_rows_q4_1, neon_vec_dot_rows_q4_1),
+		   q4_1_rows, n / QK8_0 * (int64_t)sizeof(struct block_q4_1), NEON_DOT_ROWS)
+NEON_DEFINE_DOT_32(q5_0_rows, q5_0, block_q5_0, 0, NO_MIN)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_q5_0, neon_vec_dot_q5_0),
+		   DOT_NAME(neondot_vec_dot_rows_q5_0, neon_vec_dot_rows_q5_0),
+		   q5_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q5_0), NEON_DOT_ROWS)
+NEON_DEFINE_DOT_32(q5_1_rows, q5_1, block_q5_1, 1, MIN_M)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_q5_1, neon_vec_dot_q5_1),
+		   DOT_NAME(neondot_vec_dot_rows_q5_1, neon_vec_dot_rows_q5_1),
+		   q5_1_rows, n / QK8_0 * (int64_t)sizeof(struct block_q5_1), NEON_DOT_ROWS)
+NEON_DEFINE_DOT_32(iq4_nl_rows, iq4_nl, block_iq4_nl, 0, NO_MIN)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_iq4_nl, neon_vec_dot_iq4_nl),
+		   DOT_NAME(neondot_vec_dot_rows_iq4_nl, neon_vec_dot_rows_iq4_nl),
+		   iq4_nl_rows, n / QK8_0 * (int64_t)sizeof(struct block_iq4_nl), NEON_DOT_ROWS)
+NEON_DEFINE_DOT_32_SCALED(mxfp4_rows, mxfp4, block_mxfp4, 0, NO_MIN, E8M0_HALF)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_mxfp4, neon_vec_dot_mxfp4),
+		   DOT_NAME(neondot_vec_dot_rows_mxfp4, neon_vec_dot_rows_mxfp4),
+		   mxfp4_rows, n / QK8_0 * (int64_t)sizeof(struct block_mxfp4), NEON_DOT_ROWS)

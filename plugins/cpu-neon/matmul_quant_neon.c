@@ -23,5 +23,11 @@ static inline int32x4_t row_q4_0(const struct block_q4_0 *w, int8x16_t x0, int8x
 	return dot32(vsubq_s8(nibbles_lo(q), eight), vsubq_s8(nibbles_hi(q), eight), x0, x1);
 }
 
-NEON_DEFINE_DOT_32(q8_0, block_q8_0, 0, NO_MIN)
-NEON_DEFINE_DOT_32(q4_0, block_q4_0, 0, NO_MIN)
+NEON_DEFINE_DOT_32(q8_0_rows, q8_0, block_q8_0, 0, NO_MIN)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_q8_0, neon_vec_dot_q8_0),
+		   DOT_NAME(neondot_vec_dot_rows_q8_0, neon_vec_dot_rows_q8_0),
+		   q8_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q8_0), NEON_DOT_ROWS)
+NEON_DEFINE_DOT_32(q4_0_rows, q4_0, block_q4_0, 0, NO_MIN)
+DEFINE_DOT_ENTRIES(DOT_NAME(neondot_vec_dot_q4_0, neon_vec_dot_q4_0),
+		   DOT_NAME(neondot_vec_dot_rows_q4_0, neon_vec_dot_rows_q4_0),
+		   q4_0_rows, n / QK8_0 * (int64_t)sizeof(struct block_q4_0), NEON_DOT_ROWS)

@@ -3,8 +3,9 @@
  * matmul_legacy_neon.c: q4_1, q5_0, q5_1, iq4_nl; matmul_kquant_neon.c:
  * q2_K .. q6_K and iq4_xs; one file per format family). Every such file is
  * built twice (meson.build): with -march=armv8.2-a+dotprod -DNEON_DOTPROD
- * the s8×s8 dot is sdot and ISA(name) is neondot_name; without, smull +
- * sadalp (any AArch64 CPU) and neon_name. Integer sums are exact either
+ * the s8×s8 dot is sdot and the kernels are neondot_*; without, smull +
+ * sadalp (any AArch64 CPU) and neon_*: DOT_NAME(sdot name, name) picks
+ * this build's name where a kernel is defined. Integer sums are exact either
  * way, so both flavours give the same result.
  *
  * NEON_DEFINE_DOT_32 is the multi-row body of every 32-element format
@@ -19,14 +20,14 @@
 
 #include <arm_neon.h>
 
-#include "dot_rows.h"
+#include "dot_kernel.h"
 #include "fp16.h"
 #include "ref/codebooks.h"
 #include "neon_kernels.h"
 #include "quant_blocks.h"
 
 #ifdef NEON_DOTPROD
-#define ISA(name) neondot_##name
+#define DOT_NAME(sdot_name, name) sdot_name
 
 /* acc + four sums of four products of signed bytes. */
 static inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b)
@@ -34,7 +35,7 @@ static inline int32x4_t dot16(int32x4_t acc, int8x16_t a, int8x16_t b)
 	return vdotq_s32(acc, a, b);
 }
 #else
-#define ISA(name) neon_##name
+#define DOT_NAME(sdot_name, name) name
 
 /* The same sums in another lane order (each product is at most 128·128,
  * a pair of them fits int16 before sadalp widens). */
@@ -91,8 +92,8 @@ static inline uint8x16_t bit_bytes(uint32_t bits)
  * (with_min) dx·Σ x loaded once for all rows; per row one integer dot,
  * scaled by d·dx, and with_min m·dx·Σ x (Σ (d·q + m)·dx·xq). Every 8 blocks
  * each row prefetches the next 8 blocks' bytes DOT_PREFETCH_AHEAD on. */
-#define NEON_DEFINE_DOT_32_SCALED(t, wblock, with_min, min_of, scale_of)                                       \
-	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *wv, int64_t stride, const void *xv,  \
+#define NEON_DEFINE_DOT_32_SCALED(body, t, wblock, with_min, min_of, scale_of)                                 \
+	static DOT_ALWAYS_INLINE void body(int64_t n, const void *wv, int64_t stride, const void *xv,  \
 					       float *out, const int rows)                                  \
 	{                                                                                           \
 		const struct block_q8_0 *x = xv;                                                    \
@@ -122,11 +123,10 @@ static inline uint8x16_t bit_bytes(uint32_t bits)
 		}                                                                                   \
 		FOR_ROWS(r)                                                                         \
 			out[r] = vaddvq_f32(acc[r]) + macc[r];                                      \
-	}                                                                                           \
-	DEFINE_DOT_ENTRIES(ISA, t, n / QK8_0 * (int64_t)sizeof(struct wblock), NEON_DOT_ROWS)
+	}
 
 /* The formats whose block scale is the f16 d. */
-#define NEON_DEFINE_DOT_32(t, wblock, with_min, min_of) \
-	NEON_DEFINE_DOT_32_SCALED(t, wblock, with_min, min_of, F16_D)
+#define NEON_DEFINE_DOT_32(body, t, wblock, with_min, min_of) \
+	NEON_DEFINE_DOT_32_SCALED(body, t, wblock, with_min, min_of, F16_D)
 
 #endif

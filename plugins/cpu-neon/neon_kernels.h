@@ -1,4 +1,4 @@
-/* cpu-neon's kernels (contracts: cpu_kernels.h). AdvSIMD is part of the
+/* cpu-neon's kernels (contracts: cpu_cntx.h). AdvSIMD is part of the
  * AArch64 base ISA; only the integer dots (matmul_*_neon.c) are built a
  * second time, with -march=armv8.2-a+dotprod, as neondot_* (sdot), and open
  * picks the table by HWCAP (probe_neon.c).
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "dot_rows.h"
+#include "cpu_cntx.h"
 
 /* sgemm_neon.c: 8×12 FMA register block (24 accumulators of 4 lanes, 3 B
  * and 2 A registers: 29 of the 32 vector registers). */
@@ -42,24 +42,50 @@ void neon_quant_row_q8_K(const float *src, void *dst, int64_t n);
  * against q8_0 activations (32-element formats) or q8_K (256-element ones),
  * each as vec_dot and as vec_dot_rows of NEON_DOT_ROWS rows. */
 #define NEON_DOT_ROWS 4
-#define NEON_DECLARE_VEC_DOTS(isa)                                              \
-	/* matmul_quant_neon.c */                                               \
-	DOT_ENTRIES_DECLARE(isa, q8_0) DOT_ENTRIES_DECLARE(isa, q4_0)           \
-	/* matmul_legacy_neon.c */                                              \
-	DOT_ENTRIES_DECLARE(isa, q4_1) DOT_ENTRIES_DECLARE(isa, q5_0)           \
-	DOT_ENTRIES_DECLARE(isa, q5_1) DOT_ENTRIES_DECLARE(isa, iq4_nl)         \
-	DOT_ENTRIES_DECLARE(isa, mxfp4)                                         \
-	/* matmul_kquant_neon.c */                                              \
-	DOT_ENTRIES_DECLARE(isa, q2_K) DOT_ENTRIES_DECLARE(isa, q3_K)           \
-	DOT_ENTRIES_DECLARE(isa, q4_K) DOT_ENTRIES_DECLARE(isa, q5_K)           \
-	DOT_ENTRIES_DECLARE(isa, q6_K) DOT_ENTRIES_DECLARE(isa, iq4_xs)         \
-	DOT_ENTRIES_DECLARE(isa, tq1_0) DOT_ENTRIES_DECLARE(isa, tq2_0)         \
-	DOT_ENTRIES_DECLARE(isa, iq2_xxs) DOT_ENTRIES_DECLARE(isa, iq2_xs)      \
-	DOT_ENTRIES_DECLARE(isa, iq2_s) DOT_ENTRIES_DECLARE(isa, iq3_xxs)       \
-	DOT_ENTRIES_DECLARE(isa, iq3_s) DOT_ENTRIES_DECLARE(isa, iq1_s)         \
-	DOT_ENTRIES_DECLARE(isa, iq1_m)
-NEON_DECLARE_VEC_DOTS(neon)
-NEON_DECLARE_VEC_DOTS(neondot)
+cpu_vec_dot_fn neon_vec_dot_q8_0, neondot_vec_dot_q8_0;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q8_0, neondot_vec_dot_rows_q8_0;
+cpu_vec_dot_fn neon_vec_dot_q4_0, neondot_vec_dot_q4_0;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q4_0, neondot_vec_dot_rows_q4_0;
+cpu_vec_dot_fn neon_vec_dot_q4_1, neondot_vec_dot_q4_1;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q4_1, neondot_vec_dot_rows_q4_1;
+cpu_vec_dot_fn neon_vec_dot_q5_0, neondot_vec_dot_q5_0;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q5_0, neondot_vec_dot_rows_q5_0;
+cpu_vec_dot_fn neon_vec_dot_q5_1, neondot_vec_dot_q5_1;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q5_1, neondot_vec_dot_rows_q5_1;
+cpu_vec_dot_fn neon_vec_dot_iq4_nl, neondot_vec_dot_iq4_nl;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq4_nl, neondot_vec_dot_rows_iq4_nl;
+cpu_vec_dot_fn neon_vec_dot_mxfp4, neondot_vec_dot_mxfp4;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_mxfp4, neondot_vec_dot_rows_mxfp4;
+cpu_vec_dot_fn neon_vec_dot_q2_K, neondot_vec_dot_q2_K;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q2_K, neondot_vec_dot_rows_q2_K;
+cpu_vec_dot_fn neon_vec_dot_q3_K, neondot_vec_dot_q3_K;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q3_K, neondot_vec_dot_rows_q3_K;
+cpu_vec_dot_fn neon_vec_dot_q4_K, neondot_vec_dot_q4_K;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q4_K, neondot_vec_dot_rows_q4_K;
+cpu_vec_dot_fn neon_vec_dot_q5_K, neondot_vec_dot_q5_K;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q5_K, neondot_vec_dot_rows_q5_K;
+cpu_vec_dot_fn neon_vec_dot_q6_K, neondot_vec_dot_q6_K;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_q6_K, neondot_vec_dot_rows_q6_K;
+cpu_vec_dot_fn neon_vec_dot_iq4_xs, neondot_vec_dot_iq4_xs;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq4_xs, neondot_vec_dot_rows_iq4_xs;
+cpu_vec_dot_fn neon_vec_dot_tq1_0, neondot_vec_dot_tq1_0;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_tq1_0, neondot_vec_dot_rows_tq1_0;
+cpu_vec_dot_fn neon_vec_dot_tq2_0, neondot_vec_dot_tq2_0;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_tq2_0, neondot_vec_dot_rows_tq2_0;
+cpu_vec_dot_fn neon_vec_dot_iq2_xxs, neondot_vec_dot_iq2_xxs;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq2_xxs, neondot_vec_dot_rows_iq2_xxs;
+cpu_vec_dot_fn neon_vec_dot_iq2_xs, neondot_vec_dot_iq2_xs;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq2_xs, neondot_vec_dot_rows_iq2_xs;
+cpu_vec_dot_fn neon_vec_dot_iq2_s, neondot_vec_dot_iq2_s;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq2_s, neondot_vec_dot_rows_iq2_s;
+cpu_vec_dot_fn neon_vec_dot_iq3_xxs, neondot_vec_dot_iq3_xxs;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq3_xxs, neondot_vec_dot_rows_iq3_xxs;
+cpu_vec_dot_fn neon_vec_dot_iq3_s, neondot_vec_dot_iq3_s;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq3_s, neondot_vec_dot_rows_iq3_s;
+cpu_vec_dot_fn neon_vec_dot_iq1_s, neondot_vec_dot_iq1_s;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq1_s, neondot_vec_dot_rows_iq1_s;
+cpu_vec_dot_fn neon_vec_dot_iq1_m, neondot_vec_dot_iq1_m;
+cpu_vec_dot_rows_fn neon_vec_dot_rows_iq1_m, neondot_vec_dot_rows_iq1_m;
 
 /* probe_neon.c: what HWCAP/HWCAP2 report (baseline code). */
 struct neon_features {

@@ -1,5 +1,5 @@
-/* cpu-neon's int8 GEMM microkernels (the framework: plugins/cpu/ops_qgemm.c,
- * layouts: ops_qgemm.h). Both take the signed packing: weights as s8 bytes
+/* cpu-neon's int8 GEMM microkernels (the framework: plugins/cpu/gemm/qgemm.c,
+ * layouts: gemm/qgemm.h). Both take the signed packing: weights as s8 bytes
  * w = u − c in [−128, 127], activations q8_0 bytes x with |x| ≤ 127.
  * Per 4 bytes of K: four q-register loads of the weights (16 rows × 4
  * bytes, rows 4q .. 4q + 3 in register q), then per activation row its 4
@@ -20,7 +20,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "cpu_kernels.h"
+#include "cpu_cntx.h"
 #include "neon_kernels.h"
 
 #define NR CPU_QGEMM_NR

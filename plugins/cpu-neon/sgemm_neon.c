@@ -1,5 +1,5 @@
 /* cpu-neon's f32 GEMM microkernel: C[8×12] = alpha·A·B + beta·C with A a
- * packed k×8 panel and B a packed k×12 panel (ops_gemm.c). Each step of k
+ * packed k×8 panel and B a packed k×12 panel (plugins/cpu/gemm/pack.c). Each step of k
  * loads 3 B vectors and 2 A vectors and issues 24 FMAs by lane
  * (fmla v.4s, v.4s, v.s[l]); the 24 accumulators stay in registers.
  */

@@ -24,7 +24,7 @@ struct cpu_context {
 };
 
 gllmk_status cpu_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len,
-		      const struct cpu_kernels *k)
+		      const struct cpu_cntx *k)
 {
 	struct cpu_context *c;
 	int n_threads;

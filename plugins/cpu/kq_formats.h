@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "dot_rows.h"
+#include "dot_kernel.h"
 #include "iq_subblocks.h"
 #include "quant_blocks.h"
 

@@ -11,7 +11,7 @@
  * softcap, ALiBi, then the mask inside the softmax row kernels), the
  * chunk's max and one rescale of each head's running (max, sum, acc), the
  * weights exp(s - max), then the weighted V rows added for the whole group
- * (one kernel call). The chunk kernels (cpu_kernels.h, attn) read each K and
+ * (one kernel call). The chunk kernels (cpu_cntx.h, attn) read each K and
  * V row once per group, in place, decoding f16/bf16/q8_0/q4_0 in registers;
  * without them the framework composes the row kernels. Causal and window
  * only bound the token range a query walks. No Tq×Tkv matrix exists
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 #define KV_CHUNK 32
 #define SPLIT_MIN 256           /* tokens per split range, at least */
@@ -54,7 +54,7 @@ struct attn_seq {
 };
 
 struct attn_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	struct cpu_attn_kernel kern;    /* scores for k's dtype, accum for v's */
 	const gllmk_tensor *out, *q, *kt, *vt;
 	const char *mask;               /* NULL or its first byte */

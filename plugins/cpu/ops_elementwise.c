@@ -5,11 +5,11 @@
  * whole tensor as one row) and calls the ISA's row kernel on each piece.
  * Big work is cut into pieces of whole rows, or of parts of rows when there
  * are few long rows, and spread over the pool. A call with a big output
- * takes the streaming twins of the row kernels (cpu_rows.h). The ops
+ * takes the streaming twins of the row kernels (cpu_view.h). The ops
  * themselves are generated below from that skeleton, one line each.
  */
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 #include "../glu_views.h"
 
 typedef void (*scalar_row_fn)(float *y, const float *x, float s, int64_t n);

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 /* The 2-D matrix t[i] of a 3-D tensor t. */
 static gllmk_tensor slice3(const gllmk_tensor *t, int64_t i)

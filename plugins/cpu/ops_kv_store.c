@@ -6,7 +6,7 @@
  * gllmk_convert / gllmk_quantize would write.
  */
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 struct kv_store_job {
 	cpu_quant_row_fn encode;

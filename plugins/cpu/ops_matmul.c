@@ -1,6 +1,6 @@
 /* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
  *
- * Three paths, chosen by M and the ISA's kernel table:
+ * Three paths, chosen by M and the ISA's context table (cntx_<isa>.c):
  *  - large M (> SMALL_M, or small_m_limit's larger figure for f32, f16
  *    and bf16 weights with the ISA's float tiles; rows evenly spaced): the
  *    GEMM framework, w as a
@@ -9,9 +9,9 @@
  *    block of B once per kc×nc step costs less than the microkernel gains
  *    over integer vec_dots (2-3.5× at M = 512 on AVX-512, SPEC/CPU.md,
  *    "Framework tuning"). Block weights whose ISA has the int8 GEMM
- *    (struct cpu_kernels.qgemm, a packing in qgemm_pack.c) take that
+ *    (struct cpu_cntx.qgemm, a packing in gemm/qgemm_pack.c) take that
  *    instead: x quantized to int8 once, weights decoded to bytes
- *    (ops_qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
+ *    (gemm/qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
@@ -27,9 +27,9 @@
 #include <stdlib.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
-#include "ops_gemm.h"
-#include "ops_qgemm.h"
+#include "cpu_view.h"
+#include "gemm/sgemm.h"
+#include "gemm/qgemm.h"
 #include "quant_blocks.h"
 
 #define SMALL_M 16
@@ -53,19 +53,20 @@
 #define GROUP_CHUNK_BYTES 16384 /* weight bytes of a group of rows kept in L1 at M > 1 */
 
 struct matmul_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *x, *w;
 	const float *bias;
 	int64_t m, n, kdim;
 	/* vec_dot path: row m of the encoded activations */
 	const char *xq;
 	int64_t xq_row_bytes;
-	cpu_vec_dot_fn vec_dot;
-	cpu_vec_dot_rows_fn vec_dot_rows; /* NULL: one row at a time */
+	int32_t vec_dtype;                /* the activations' encoding */
+	cpu_vec_dot_fn *vec_dot;
+	cpu_vec_dot_rows_fn *vec_dot_rows; /* NULL: one row at a time */
 	int dot_rows;
 	int64_t w_stride;                 /* bytes between weight rows */
 	int64_t kc;                       /* K elements per vec_dot_rows call */
-	cpu_vec_dot_tile_fn vec_dot_tile; /* NULL: one activation row at a time */
+	cpu_vec_dot_tile_fn *vec_dot_tile; /* NULL: one activation row at a time */
 	int x_rows;
 };
 
@@ -128,11 +129,9 @@ static const void *xq_row(const struct matmul_job *j, int64_t m)
 static void encode_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct matmul_job *j = arg;
-	const int32_t vdt = j->k->matmul[j->w->dtype].vec_dtype;
-
 	(void)tid;
 	for (int64_t m = begin; m < end; m++)
-		j->k->quant_row[vdt](cpu_row(j->x, m), (char *)j->xq + m * j->xq_row_bytes, j->kdim);
+		j->k->quant_row[j->vec_dtype](cpu_row(j->x, m), (char *)j->xq + m * j->xq_row_bytes, j->kdim);
 }
 
 static void dot_one(const struct matmul_job *j, int64_t m, int64_t n)
@@ -147,7 +146,7 @@ static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0,
 			 int64_t left, float (*acc)[CPU_DOT_ROWS_MAX])
 {
 	const int rows = j->dot_rows;
-	const int64_t xk = cpu_row_bytes(j->k->matmul[j->w->dtype].vec_dtype, k0);
+	const int64_t xk = cpu_row_bytes(j->vec_dtype, k0);
 	const char *x = (const char *)xq_row(j, m) + xk;
 	float out[CPU_DOT_X_ROWS_MAX * CPU_DOT_ROWS_MAX];
 	int64_t took = 1;
@@ -222,33 +221,33 @@ static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
 			dot_one(j, m, n);
 }
 
-/* Activations are encoded once (M rows of K/32·34 or K/256·292 bytes): on
- * the stack when they fit (decoding, M = 1, K up to 14336), else in a
- * per-call allocation; f32 activations are used in place. */
-/* The ISA's kernels for w's dtype into j (w is 2-D, SPEC/OPERATORS.md:
- * its rows are evenly spaced unless a view says otherwise). */
-static void pick_vec_dot(const struct cpu_kernels *k, struct matmul_job *j)
+/* The context entry's kernels for w's dtype into j (w is 2-D,
+ * SPEC/OPERATORS.md: its rows are evenly spaced unless a view says
+ * otherwise). */
+static void pick_vec_dot(const struct cpu_matmul_kernel *kern, struct matmul_job *j)
 {
-	const struct cpu_matmul_kernel *mk = &k->matmul[j->w->dtype];
-
-	j->vec_dot = mk->vec_dot;
-	j->vec_dot_rows = mk->vec_dot_rows;
-	j->dot_rows = mk->dot_rows;
-	j->vec_dot_tile = mk->vec_dot_tile;
-	j->x_rows = mk->x_rows;
+	j->vec_dtype = kern->vec_dtype;
+	j->vec_dot = kern->vec_dot;
+	j->vec_dot_rows = kern->vec_dot_rows;
+	j->dot_rows = kern->dot_rows;
+	j->vec_dot_tile = kern->vec_dot_tile;
+	j->x_rows = kern->x_rows;
 	j->w_stride = cpu_uniform_row_stride(j->w, 1);
 	if (j->w_stride < 0)
 		j->vec_dot_rows = NULL;
 	j->kc = j->kdim;
 }
 
-static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j)
+/* Activations are encoded once (M rows of K/32·34 or K/256·292 bytes): on
+ * the stack when they fit (decoding, M = 1, K up to 14336), else in a
+ * per-call allocation; f32 activations are used in place. */
+static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j, const struct cpu_matmul_kernel *kern)
 {
-	const int32_t vdt = s->k->matmul[j->w->dtype].vec_dtype;
+	const int32_t vdt = kern->vec_dtype;
 	_Alignas(64) char on_stack[XQ_STACK_BYTES];
 	char *heap = NULL;
 
-	pick_vec_dot(s->k, j);
+	pick_vec_dot(kern, j);
 	if (j->vec_dot_rows && j->m > 1) { /* a multiple of QK_K, so of every block */
 		const int64_t kc = GROUP_CHUNK_BYTES / j->dot_rows / cpu_row_bytes(j->w->dtype, QK_K) * QK_K;
 
@@ -311,7 +310,7 @@ static void parts_task(void *arg, int64_t begin, int64_t end, int tid)
  * gate and up meet one token row k times); f32 activations in place. */
 static char *encode_parts(struct cpu_state *s, struct parts_job *pj, int64_t count, int64_t *xq_of)
 {
-	const int32_t vdt = s->k->matmul[pj->part[0].w.dtype].vec_dtype;
+	const int32_t vdt = pj->shared.vec_dtype;
 	const int64_t row_bytes = cpu_row_bytes(vdt, pj->shared.kdim);
 	char *xq = aligned_alloc(64, (size_t)((count * row_bytes + 63) / 64 * 64));
 	if (!xq)
@@ -348,6 +347,8 @@ static int parts_fit(const struct cpu_state *s, const struct cpu_matmul_part *pa
 
 gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count)
 {
+	/* The kernels: the context table's entry for the experts' dtype. */
+	const struct cpu_matmul_kernel *kern = &s->k->matmul[part[0].w.dtype];
 	struct parts_job pj = { .part = part };
 	int64_t *xq_of;
 	char *xq = NULL;
@@ -366,12 +367,12 @@ gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part 
 		.n = cpu_rows(&part[0].w),
 		.kdim = cpu_row_len(&part[0].x),
 	};
-	pick_vec_dot(s->k, &pj.shared);
+	pick_vec_dot(kern, &pj.shared);
 	pj.tiles = (pj.shared.n + VEC_TILE_N - 1) / VEC_TILE_N;
 	xq_of = malloc(sizeof(*xq_of) * (size_t)count);
-	if (xq_of && s->k->matmul[part[0].w.dtype].vec_dtype != GLLMK_F32)
+	if (xq_of && kern->vec_dtype != GLLMK_F32)
 		xq = encode_parts(s, &pj, count, xq_of);
-	if (!xq_of || (!xq && s->k->matmul[part[0].w.dtype].vec_dtype != GLLMK_F32)) {
+	if (!xq_of || (!xq && kern->vec_dtype != GLLMK_F32)) {
 		free(xq_of);
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld encoded rows",
 					  (long long)count);
@@ -432,7 +433,7 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 	return st;
 }
 
-/* Block weights where the ISA has the int8 GEMM (ops_qgemm.h). */
+/* Block weights where the ISA has the int8 GEMM (gemm/qgemm.h). */
 static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int64_t ldx, int64_t ldy)
 {
 	const gllmk_tensor *w = j->w;
@@ -456,7 +457,7 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 }
 
 /* The largest M the small-M paths take for weight dtype t (see the top). */
-static int64_t small_m_limit(const struct cpu_kernels *k, int32_t t)
+static int64_t small_m_limit(const struct cpu_cntx *k, int32_t t)
 {
 	const struct cpu_matmul_kernel *mk = &k->matmul[t];
 
@@ -470,6 +471,9 @@ static int64_t small_m_limit(const struct cpu_kernels *k, int32_t t)
 gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
 	struct cpu_state *s = st;
+	/* The kernels for w's dtype: its entry in the ISA's context table
+	 * (plugins/cpu-<isa>/cntx_<isa>.c), by name there. */
+	const struct cpu_matmul_kernel *kern = &s->k->matmul[w->dtype];
 	struct matmul_job j = {
 		.k = s->k,
 		.y = y,
@@ -485,8 +489,8 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 
 	if (j.m > small_m_limit(s->k, w->dtype) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
-	if (s->k->matmul[w->dtype].vec_dot)
-		return matmul_vec_dot(s, &j);
+	if (kern->vec_dot)
+		return matmul_vec_dot(s, &j, kern);
 	/* grain: about 64K weight elements per chunk */
 	cpu_pool_run(s->pool, j.n, 1 + (1 << 16) / j.kdim, stream_task, &j);
 	return GLLMK_OK;

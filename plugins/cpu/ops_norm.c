@@ -1,6 +1,6 @@
 /* rms_norm and layer_norm: the ISA's row kernel on every row, rows spread
  * over the pool when the tensor is big enough to pay for it, streaming
- * stores when the output is big (cpu_rows.h).
+ * stores when the output is big (cpu_view.h).
  *
  * rms_norm with fewer rows than the pool has threads (one row of 64M
  * elements) splits each row into pieces: the pieces' Σx² (dot_f32) in
@@ -11,12 +11,12 @@
 #include <math.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 #define WEIGHT_BLOCK 4096 /* elements of x·w held in L1 before scaling */
 
 struct norm_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *x;
 	const float *w, *b;     /* NULL: none */
 	int64_t rows, n;

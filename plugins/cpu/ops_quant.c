@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 #include "quant_blocks.h"
 
 #define SEGMENT 16384           /* elements per work item; a multiple of QK_K */
@@ -19,13 +19,13 @@ enum codec_kind {
 };
 
 struct codec_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *x;
 	enum codec_kind kind;
 	int64_t len, segments;  /* per row */
 };
 
-static void half_to_half(const struct cpu_kernels *k, int32_t yt, void *y, int32_t xt, const void *x, int64_t n)
+static void half_to_half(const struct cpu_cntx *k, int32_t yt, void *y, int32_t xt, const void *x, int64_t n)
 {
 	float buf[CONVERT_CHUNK];
 
@@ -115,7 +115,7 @@ gllmk_status cpu_convert(void *st, gllmk_t y, gllmk_t x)
 /* ------------------------------------------------------------ get_rows */
 
 struct get_rows_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *table;
 	const gllmk_tensor *ids;
 	int64_t len;

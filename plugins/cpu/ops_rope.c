@@ -11,9 +11,9 @@
  * Angles are computed in double: positions reach 10^5 and more, where a
  * float angle would already be off by a sizeable fraction of a radian.
  * Each token's cos/sin table is built once (per thread scratch, laid out
- * as the ISA's rope_row wants it: cpu_kernels.h) and reused for all its
+ * as the ISA's rope_row wants it: cpu_cntx.h) and reused for all its
  * heads; the rotation itself is float, with streaming stores when the
- * output is big (cpu_rows.h).
+ * output is big (cpu_view.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@
 
 #include "../rope_yarn.h"
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 /* Consecutive positions advance the previous token's angles by one step
  * (a rotation in double) instead of calling cos and sin for every pair;
@@ -31,7 +31,7 @@
 #define RESYNC 32
 
 struct rope_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const gllmk_tensor *y, *x;
 	const int32_t *pos;
 	const double *freq;             /* w_i: radians per position, i < half */

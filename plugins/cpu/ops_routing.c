@@ -10,7 +10,7 @@
 
 #include "cpu_plugin.h"
 #include "cpu_rank.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 /* The order of SPEC/OPERATORS.md: larger first, then the lower index; NaN
  * after every number. */

@@ -10,7 +10,7 @@
 
 #include "cpu_plugin.h"
 #include "cpu_rank.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 #define PAR_MIN_ELEMS (64 * 1024)
 #define PIECE_MIN_ELEMS (16 * 1024)

@@ -8,7 +8,7 @@
  * kernels: softmax_max_row; softmax_exp_row writing e^(z − max) to a
  * per-thread buffer and summing it; scale_row from the buffer into y.
  * e^z is computed once and only y's final write goes to memory, with
- * streaming stores when the output is big (cpu_rows.h). The passes of
+ * streaming stores when the output is big (cpu_view.h). The passes of
  * three consecutive rows are interleaved chunk by chunk (see
  * softmax_rows_pipelined). A longer row takes two passes over x, since it
  * does not stay in the caches: softmax_sum_row finds the max and the sum
@@ -22,13 +22,13 @@
 #include <string.h>
 
 #include "cpu_plugin.h"
-#include "cpu_rows.h"
+#include "cpu_view.h"
 
 #define ROW_BUFFER 16384 /* entries: 64 KiB, two per thread (L2-sized) */
 #define CHUNK 256       /* entries per step of the pipeline (1 KiB) */
 
 struct softmax_job {
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	cpu_softmax_write_row_fn write;
 	cpu_scale_row_fn scale_row;
 	const gllmk_tensor *y, *x, *mask;

@@ -18,104 +18,23 @@
 
 #include "conf_extra.h"
 
+#include "conf_groups.h"
+
+/* Every group of the suite (test_<group>.c), from meson's one list of
+ * them (tests/conformance/meson.build, conformance_groups). */
 #define CONF_GROUP_EXTERN(group)                                   \
 	extern const struct CMUnitTest conf_group_##group[];       \
-	extern const size_t conf_group_##group##_count
-
-CONF_GROUP_EXTERN(elementwise);
-CONF_GROUP_EXTERN(norm);
-CONF_GROUP_EXTERN(softmax);
-CONF_GROUP_EXTERN(rope);
-CONF_GROUP_EXTERN(get_rows);
-CONF_GROUP_EXTERN(convert);
-CONF_GROUP_EXTERN(sampling);
-CONF_GROUP_EXTERN(views);
-#ifdef CONF_HAVE_MATMUL
-CONF_GROUP_EXTERN(matmul);
-#endif
-#ifdef CONF_HAVE_GEMM
-CONF_GROUP_EXTERN(gemm);
-#endif
-#ifdef CONF_HAVE_QUANT
-CONF_GROUP_EXTERN(quant);
-#endif
-#ifdef CONF_HAVE_ATTENTION
-CONF_GROUP_EXTERN(attention);
-#endif
-#ifdef CONF_HAVE_ATTENTION_EXT
-CONF_GROUP_EXTERN(attention_ext);
-#endif
-#ifdef CONF_HAVE_GGML_VECTORS
-CONF_GROUP_EXTERN(ggml_vectors);
-#endif
-#ifdef CONF_HAVE_MATMUL_ID
-CONF_GROUP_EXTERN(matmul_id);
-#endif
-#ifdef CONF_HAVE_ACTIVATION
-CONF_GROUP_EXTERN(activation);
-#endif
-#ifdef CONF_HAVE_ROUTING
-CONF_GROUP_EXTERN(routing);
-#endif
-#ifdef CONF_HAVE_ROPE_EXT
-CONF_GROUP_EXTERN(rope_ext);
-#endif
-#ifdef CONF_HAVE_KV_STORE
-CONF_GROUP_EXTERN(kv_store);
-#endif
+	extern const size_t conf_group_##group##_count;
+CONF_GROUPS(CONF_GROUP_EXTERN)
 
 struct conf_group {
 	const struct CMUnitTest *tests;
 	const size_t *count;
 };
 
-#define GROUP(group) { conf_group_##group, &conf_group_##group##_count }
+#define GROUP(group) { conf_group_##group, &conf_group_##group##_count },
 
-/* Every group of the suite; meson defines CONF_HAVE_<GROUP> for the files
- * present in the tree. */
-static const struct conf_group groups[] = {
-	GROUP(elementwise),
-	GROUP(norm),
-	GROUP(softmax),
-	GROUP(rope),
-	GROUP(get_rows),
-	GROUP(convert),
-	GROUP(sampling),
-	GROUP(views),
-#ifdef CONF_HAVE_MATMUL
-	GROUP(matmul),
-#endif
-#ifdef CONF_HAVE_GEMM
-	GROUP(gemm),
-#endif
-#ifdef CONF_HAVE_QUANT
-	GROUP(quant),
-#endif
-#ifdef CONF_HAVE_ATTENTION
-	GROUP(attention),
-#endif
-#ifdef CONF_HAVE_ATTENTION_EXT
-	GROUP(attention_ext),
-#endif
-#ifdef CONF_HAVE_GGML_VECTORS
-	GROUP(ggml_vectors),
-#endif
-#ifdef CONF_HAVE_MATMUL_ID
-	GROUP(matmul_id),
-#endif
-#ifdef CONF_HAVE_ACTIVATION
-	GROUP(activation),
-#endif
-#ifdef CONF_HAVE_ROUTING
-	GROUP(routing),
-#endif
-#ifdef CONF_HAVE_ROPE_EXT
-	GROUP(rope_ext),
-#endif
-#ifdef CONF_HAVE_KV_STORE
-	GROUP(kv_store),
-#endif
-};
+static const struct conf_group groups[] = { CONF_GROUPS(GROUP) };
 
 #define DEFAULT_SEED 0x676c6c6d6b31ull /* "gllmk1" */
 

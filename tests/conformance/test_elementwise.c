@@ -177,7 +177,7 @@ static const struct bcast_form bcast_forms[] = {
 	{ 3, 3, { 2, 3, N }, { 2, 3, N }, 'b' },
 	{ 3, 2, { 2, 3, N }, { 1, N }, 'a' },
 	/* 9 rows: at the longest length more than 8 MiB of output, so the
-	 * streaming-store kernels run (cpu_rows.h's CPU_STREAM_MIN_BYTES) */
+	 * streaming-store kernels run (cpu_view.h's CPU_STREAM_MIN_BYTES) */
 	{ 2, 2, { 9, N }, { 9, N }, 0 },
 	{ 2, 2, { 9, N }, { 1, N }, 0 },
 	{ 2, 2, { 9, N }, { 9, 1 }, 0 },

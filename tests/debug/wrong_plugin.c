@@ -10,7 +10,7 @@
 
 #include "cpu_plugin.h"
 
-extern const struct cpu_kernels generic_kernels; /* plugins/cpu-generic/kernels_generic.c */
+extern const struct cpu_cntx generic_cntx; /* plugins/cpu-generic/cntx_generic.c */
 
 static gllmk_probe_result wrong_probe(gllmk_probe_info *info)
 {
@@ -20,7 +20,7 @@ static gllmk_probe_result wrong_probe(gllmk_probe_info *info)
 
 static gllmk_status wrong_open(const gllmk_open_args *args, void **state, char *reason, size_t reason_len)
 {
-	return cpu_open(args, state, reason, reason_len, &generic_kernels);
+	return cpu_open(args, state, reason, reason_len, &generic_cntx);
 }
 
 static gllmk_status wrong_scale(void *st, gllmk_t y, gllmk_t x, float s)
@@ -42,9 +42,8 @@ static gllmk_status wrong_relu(void *st, gllmk_t y, gllmk_t x)
 	return r;
 }
 
-/* cpu-generic's table, generated the way CPU_PLUGIN_TABLE spells it out,
+/* cpu-generic's table, generated as CPU_PLUGIN_TABLE generates it,
  * then two slots given again: C11 6.7.9 lets the last initialiser win. */
-#define WRONG_CPU_SLOT(slot, type) .slot = cpu_##slot,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
 static const gllmk_plugin_table wrong_table = {
@@ -55,8 +54,8 @@ static const gllmk_plugin_table wrong_table = {
 	.probe = wrong_probe,
 	.open = wrong_open,
 	.close = cpu_close,
-	GLLMK_BACKEND_SLOTS(WRONG_CPU_SLOT)
-	GLLMK_OPS(WRONG_CPU_SLOT)
+	GLLMK_BACKEND_SLOTS(CPU_TABLE_SLOT)
+	GLLMK_OPS(CPU_TABLE_SLOT)
 	.scale = wrong_scale,
 	.relu = wrong_relu,
 };

@@ -776,7 +776,7 @@ static int32_t block_isum(const struct codes *c, const int8_t *x, int64_t elems)
 /* `rows` weight rows (w_stride bytes apart) against `x_rows` activation
  * rows (xq_stride bytes apart), out[i·rows + r] for weight row r and
  * activation row i: each weight block is unpacked once for all x_rows
- * (the tile of cpu_kernels.h's vec_dot_tile; rows = x_rows = 1 is vec_dot).
+ * (the tile of cpu_cntx.h's vec_dot_tile; rows = x_rows = 1 is vec_dot).
  * Per output, ggml's order: one f32 product per block, summed in f32.
  * Inlined into each entry, so that the format's unpack and the counts are
  * constants there. */

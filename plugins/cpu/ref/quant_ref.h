@@ -90,7 +90,7 @@ REF_DTYPES(REF_DECLARE_VEC_DOT)
 #undef REF_DECLARE_VEC_DOT
 
 /* ref_vec_dot_rows_<t> and ref_vec_dot_tile_<t> for REF_CODE_DTYPES
- * (cpu_kernels.h's vec_dot_rows and vec_dot_tile): REF_DOT_ROWS weight rows
+ * (cpu_cntx.h's vec_dot_rows and vec_dot_tile): REF_DOT_ROWS weight rows
  * a call, against one or REF_DOT_X_ROWS activation rows, each weight block
  * unpacked once for all of them (small M > 1: a prompt's few rows). */
 #define REF_DOT_ROWS 4

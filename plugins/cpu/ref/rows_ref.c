@@ -209,7 +209,7 @@ void ref_softmax_write_row(float *y, const float *x, const float *mask, float sc
 		y[j] = expf(logit(x, mask, scale, j) - max) * inv_sum;
 }
 
-/* Both layouts (cpu_kernels.h) as a_i = x[i·step], b_i = a_i[b_off]; the
+/* Both layouts (cpu_cntx.h) as a_i = x[i·step], b_i = a_i[b_off]; the
  * normal layout's tables hold each pair's cos at 2i and sin at 2i + 1. */
 void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox)
 {

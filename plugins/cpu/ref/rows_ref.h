@@ -1,7 +1,7 @@
 /* Portable scalar row kernels: the reference every ISA's row kernels are
  * measured against, and what an ISA's table keeps for the rows it does not
  * override. Sums accumulate in double, so rows of any length stay within
- * float rounding of the exact result. Signatures: cpu_kernels.h. */
+ * float rounding of the exact result. Signatures: cpu_cntx.h. */
 #ifndef GLLMK_CPU_ROWS_REF_H
 #define GLLMK_CPU_ROWS_REF_H
 
@@ -34,7 +34,7 @@ void ref_softmax_write_row(float *y, const float *x, const float *mask, float sc
 			   int64_t n);
 void ref_rope_row(float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox);
 
-/* The row slots of struct cpu_kernels, all references (their nt twins
+/* The row slots of struct cpu_cntx, all references (their nt twins
  * stay NULL: the framework then uses these). An ISA's table lists
  * REF_ROW_KERNELS first and then its own kernels for the slots it speeds up
  * (a later designated initialiser wins; build that file with

@@ -3,7 +3,7 @@
  * F/BW/VL/DQ) and neon_* (AdvSIMD). f16, bf16, q8_0 and q4_0 K and V rows
  * are converted in registers (vcvtph2ps, fcvtl, a shift, widened bytes
  * times the block's scale) instead of being decoded to a buffer first.
- * Contracts: cpu_kernels.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
+ * Contracts: cpu_cntx.h (axpy_f32, dot_f32_f16, axpy_f16, attn). Every
  * loop runs whole vectors, then one masked partial vector: no access past n.
  *
  * The chunk kernels (attn[f32, f16, bf16, q8_0, q4_0]) work on a chunk of tokens for
@@ -24,7 +24,7 @@
 #include "attn_simd.h"
 #include "simd.h"
 
-void SIMD_FN(axpy_f32)(float *y, float a, const float *x, int64_t n)
+void SIMD_NAME(avx2_axpy_f32, avx512_axpy_f32, neon_axpy_f32)(float *y, float a, const float *x, int64_t n)
 {
 	const vf va = vf_set1(a);
 	int64_t i = 0;
@@ -39,7 +39,7 @@ void SIMD_FN(axpy_f32)(float *y, float a, const float *x, int64_t n)
 		vf_store_n(y + i, vf_fma(va, vf_load_n(x + i, n - i), vf_load_n(y + i, n - i)), n - i);
 }
 
-void SIMD_FN(axpy_f16)(float *y, float a, const uint16_t *x, int64_t n)
+void SIMD_NAME(avx2_axpy_f16, avx512_axpy_f16, neon_axpy_f16)(float *y, float a, const uint16_t *x, int64_t n)
 {
 	const vf va = vf_set1(a);
 	int64_t i = 0;
@@ -50,7 +50,7 @@ void SIMD_FN(axpy_f16)(float *y, float a, const uint16_t *x, int64_t n)
 		vf_store_n(y + i, vf_fma(va, vf_load_f16_n(x + i, n - i), vf_load_n(y + i, n - i)), n - i);
 }
 
-float SIMD_FN(dot_f32_f16)(int64_t n, const float *a, const uint16_t *b)
+float SIMD_NAME(avx2_dot_f32_f16, avx512_dot_f32_f16, neon_dot_f32_f16)(int64_t n, const float *a, const uint16_t *b)
 {
 	vf s0 = vf_zero(), s1 = vf_zero();
 	int64_t i = 0;
@@ -385,22 +385,27 @@ static ALWAYS_INLINE void chunk_kernel(int kind, int accum, float *out, int64_t 
 }
 
 /* The exported kernels: one per dtype, the kind folded at compile time. */
-#define ATTN_CHUNK_KERNELS(dt, kind)                                                                         \
-	void SIMD_FN(attn_scores_##dt)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh,           \
+#define ATTN_CHUNK_KERNELS(scores, accum, kind)                                                              \
+	void scores(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh,           \
 				      const void *const *k, int64_t n, int64_t d, const void *const *pf,       \
 				      int64_t npf)                                                            \
 	{                                                                                                   \
 		chunk_kernel(kind, 0, s, ss, q, qs, nh, k, n, d, pf, npf);                                   \
 	}                                                                                                   \
-	void SIMD_FN(attn_accum_##dt)(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh,          \
+	void accum(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh,          \
 				     const void *const *v, int64_t n, int64_t dv, const void *const *pf,      \
 				     int64_t npf)                                                             \
 	{                                                                                                   \
 		chunk_kernel(kind, 1, acc, as, p, ps, nh, v, n, dv, pf, npf);                                \
 	}
 
-ATTN_CHUNK_KERNELS(f32, KV_F32)
-ATTN_CHUNK_KERNELS(f16, KV_F16)
-ATTN_CHUNK_KERNELS(bf16, KV_BF16)
-ATTN_CHUNK_KERNELS(q8_0, KV_Q8_0)
-ATTN_CHUNK_KERNELS(q4_0, KV_Q4_0)
+ATTN_CHUNK_KERNELS(SIMD_NAME(avx2_attn_scores_f32, avx512_attn_scores_f32, neon_attn_scores_f32),
+		   SIMD_NAME(avx2_attn_accum_f32, avx512_attn_accum_f32, neon_attn_accum_f32), KV_F32)
+ATTN_CHUNK_KERNELS(SIMD_NAME(avx2_attn_scores_f16, avx512_attn_scores_f16, neon_attn_scores_f16),
+		   SIMD_NAME(avx2_attn_accum_f16, avx512_attn_accum_f16, neon_attn_accum_f16), KV_F16)
+ATTN_CHUNK_KERNELS(SIMD_NAME(avx2_attn_scores_bf16, avx512_attn_scores_bf16, neon_attn_scores_bf16),
+		   SIMD_NAME(avx2_attn_accum_bf16, avx512_attn_accum_bf16, neon_attn_accum_bf16), KV_BF16)
+ATTN_CHUNK_KERNELS(SIMD_NAME(avx2_attn_scores_q8_0, avx512_attn_scores_q8_0, neon_attn_scores_q8_0),
+		   SIMD_NAME(avx2_attn_accum_q8_0, avx512_attn_accum_q8_0, neon_attn_accum_q8_0), KV_Q8_0)
+ATTN_CHUNK_KERNELS(SIMD_NAME(avx2_attn_scores_q4_0, avx512_attn_scores_q4_0, neon_attn_scores_q4_0),
+		   SIMD_NAME(avx2_attn_accum_q4_0, avx512_attn_accum_q4_0, neon_attn_accum_q4_0), KV_Q4_0)

@@ -1,7 +1,7 @@
 /* The attention kernels of attn_simd.c, one set per ISA it is compiled
- * for (avx2_, avx512_, neon_), and one line for each plugin's kernel
- * table, listed after its row kernels:
- *   AVX2_ATTN_KERNELS,  AVX512_ATTN_KERNELS  or  NEON_ATTN_KERNELS,
+ * for (avx2_, avx512_, neon_), declared here; each is defined under its
+ * three names (SIMD_NAME) and named in each plugin's context table
+ * (cntx_<isa>.c).
  */
 #ifndef GLLMK_SIMD_ATTN_H
 #define GLLMK_SIMD_ATTN_H
@@ -29,19 +29,5 @@
 SIMD_ATTN_DECLARE(avx2)
 SIMD_ATTN_DECLARE(avx512)
 SIMD_ATTN_DECLARE(neon)
-
-#define SIMD_ATTN_KERNELS(isa)                                                          \
-	.axpy_f32 = isa##_axpy_f32,                                                    \
-	.axpy_f16 = isa##_axpy_f16,                                                    \
-	.dot_f32_f16 = isa##_dot_f32_f16,                                              \
-	.attn[GLLMK_F32] = { isa##_attn_scores_f32, isa##_attn_accum_f32 },            \
-	.attn[GLLMK_F16] = { isa##_attn_scores_f16, isa##_attn_accum_f16 },           \
-	.attn[GLLMK_BF16] = { isa##_attn_scores_bf16, isa##_attn_accum_bf16 },        \
-	.attn[GLLMK_Q8_0] = { isa##_attn_scores_q8_0, isa##_attn_accum_q8_0 },        \
-	.attn[GLLMK_Q4_0] = { isa##_attn_scores_q4_0, isa##_attn_accum_q4_0 }
-
-#define AVX2_ATTN_KERNELS SIMD_ATTN_KERNELS(avx2)
-#define AVX512_ATTN_KERNELS SIMD_ATTN_KERNELS(avx512)
-#define NEON_ATTN_KERNELS SIMD_ATTN_KERNELS(neon)
 
 #endif

@@ -1,6 +1,6 @@
 /* f32, f16 and bf16 weight rows dotted with f32 activation rows, written
  * once against simd.h's vf_* and compiled once per ISA (AVX2, AVX-512,
- * NEON; SIMD_FN names them). The weights are widened exactly (vcvtph2ps or
+ * NEON; SIMD_NAME picks the name). The weights are widened exactly (vcvtph2ps or
  * fcvtl for f16, a 16-bit shift for bf16) and every product and sum is
  * f32: x is never rounded to 16 bits (SPEC/OPERATORS.md, matmul).
  *
@@ -12,6 +12,7 @@
  */
 #include "simd.h"
 #include "dot_float_simd.h"
+#include "dot_kernel.h"
 
 #if VEC_WIDTH == 16
 #define X_ROWS DOT_FLOAT_X_ROWS_avx512
@@ -65,9 +66,11 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
  * (xs bytes apart), VEC_WIDTH elements a step, each weight and x vector
  * loaded once for the whole block; one x row: two accumulators per row,
  * two steps a loop. The row's last n % VEC_WIDTH elements as one partial
- * step (zeros in the other lanes). */
-#define DEFINE_FLOAT_DOT(t, esz)                                                                    \
-	static DOT_ALWAYS_INLINE void t##_tile(int64_t n, const void *w, int64_t stride, const void *x,   \
+ * step (zeros in the other lanes): `tile`, over it `rows` (one x row), and
+ * the kernels vec_dot `dot`, vec_dot_rows `dot_rows` and vec_dot_tile
+ * `dot_tile` of weight format t (esz bytes an element). */
+#define DEFINE_FLOAT_DOT(tile, rows_body, t, esz, dot, dot_rows, dot_tile)                          \
+	static DOT_ALWAYS_INLINE void tile(int64_t n, const void *w, int64_t stride, const void *x,   \
 					       int64_t xs, float *out, const int rows, const int xrows) \
 	{                                                                                           \
 		const int u = xrows == 1 ? 2 : 1;                                                   \
@@ -112,18 +115,26 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
 			FOR_ROWS(r)                                                                 \
 				out[c * rows + r] = vf_hsum(vf_add(acc[r][c][0], acc[r][c][1]));    \
 	}                                                                                           \
-	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *w, int64_t stride, const void *x,   \
-					       float *out, const int rows)                              \
+	static DOT_ALWAYS_INLINE void rows_body(int64_t n, const void *w, int64_t stride, const void *x,   \
+						float *out, const int rows)                             \
 	{                                                                                           \
-		t##_tile(n, w, stride, x, 0, out, rows, 1);                                         \
+		tile(n, w, stride, x, 0, out, rows, 1);                                             \
 	}                                                                                           \
-	void SIMD_FN(vec_dot_tile_##t)(int64_t n, const void *w, int64_t stride, const void *x, int64_t xs, \
-				       float *out)                                                  \
+	void dot_tile(int64_t n, const void *w, int64_t stride, const void *x, int64_t xs, float *out)  \
 	{                                                                                           \
-		t##_tile(n, w, stride, x, xs, out, DOT_FLOAT_ROWS, X_ROWS);                         \
+		tile(n, w, stride, x, xs, out, DOT_FLOAT_ROWS, X_ROWS);                             \
 	}                                                                                           \
-	DEFINE_DOT_ENTRIES(SIMD_FN, t, n * (esz), DOT_FLOAT_ROWS)
+	DEFINE_DOT_ENTRIES(dot, dot_rows, rows_body, n * (esz), DOT_FLOAT_ROWS)
 
-DEFINE_FLOAT_DOT(f32, 4)
-DEFINE_FLOAT_DOT(f16, 2)
-DEFINE_FLOAT_DOT(bf16, 2)
+DEFINE_FLOAT_DOT(f32_tile, f32_rows, f32, 4,
+		 SIMD_NAME(avx2_vec_dot_f32, avx512_vec_dot_f32, neon_vec_dot_f32),
+		 SIMD_NAME(avx2_vec_dot_rows_f32, avx512_vec_dot_rows_f32, neon_vec_dot_rows_f32),
+		 SIMD_NAME(avx2_vec_dot_tile_f32, avx512_vec_dot_tile_f32, neon_vec_dot_tile_f32))
+DEFINE_FLOAT_DOT(f16_tile, f16_rows, f16, 2,
+		 SIMD_NAME(avx2_vec_dot_f16, avx512_vec_dot_f16, neon_vec_dot_f16),
+		 SIMD_NAME(avx2_vec_dot_rows_f16, avx512_vec_dot_rows_f16, neon_vec_dot_rows_f16),
+		 SIMD_NAME(avx2_vec_dot_tile_f16, avx512_vec_dot_tile_f16, neon_vec_dot_tile_f16))
+DEFINE_FLOAT_DOT(bf16_tile, bf16_rows, bf16, 2,
+		 SIMD_NAME(avx2_vec_dot_bf16, avx512_vec_dot_bf16, neon_vec_dot_bf16),
+		 SIMD_NAME(avx2_vec_dot_rows_bf16, avx512_vec_dot_rows_bf16, neon_vec_dot_rows_bf16),
+		 SIMD_NAME(avx2_vec_dot_tile_bf16, avx512_vec_dot_tile_bf16, neon_vec_dot_tile_bf16))

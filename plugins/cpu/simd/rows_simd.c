@@ -1,7 +1,7 @@
 /* The row kernels, written once against simd.h's vf_* and compiled once
  * per ISA: AVX2 + FMA + F16C into avx2_*, AVX-512 F/BW/VL/DQ on top into
  * avx512_* (x86/meson.build), AdvSIMD into neon_* (cpu-neon/meson.build);
- * SIMD_FN gives the prefix. Signatures and contracts: cpu_kernels.h. Every
+ * SIMD_NAME picks the build's name of the three each spells out. Signatures and contracts: cpu_cntx.h. Every
  * loop runs whole vectors and then one masked partial vector, so no kernel
  * reads or writes past element n.
  *
@@ -10,7 +10,7 @@
  * slots). The framework picks _nt for calls whose output is far larger than
  * the caches: no read for ownership of y, and the caches keep what the next
  * row needs. The _nt kernels do not fence; the framework does, once per
- * piece of work (cpu_rows.h).
+ * piece of work (cpu_view.h).
  */
 #include <float.h>
 #include <math.h>
@@ -84,15 +84,16 @@ static inline int64_t head_to_line(const float *y, int64_t n)
 		ROW_LOOP(vf_store, LOADS, EXPR);                                \
 	} while (0)
 
-/* The two kernels of a writer from its body name##_body(args..., stream). */
-#define DEFINE_WRITERS(name, params, ...)                                       \
-	void SIMD_FN(name) params                                               \
+/* The two kernels of a writer, fn (ordinary stores) and fn_nt (streaming
+ * stores), from its body(args..., stream). */
+#define DEFINE_WRITERS(fn, fn_nt, body, params, ...)                            \
+	void fn params                                                          \
 	{                                                                       \
-		name##_body(__VA_ARGS__, 0);                                    \
+		body(__VA_ARGS__, 0);                                           \
 	}                                                                       \
-	void SIMD_FN(name##_nt) params                                          \
+	void fn_nt params                                                       \
 	{                                                                       \
-		name##_body(__VA_ARGS__, 1);                                    \
+		body(__VA_ARGS__, 1);                                           \
 	}
 
 #define X_LOADS(L) vf v = L(x)
@@ -134,34 +135,48 @@ static inline vf swiglu_v(vf a, vf b)
 	return vf_mul(silu_v(a), b);
 }
 
-#define DEFINE_UNARY(name, EXPR)                                                \
-	static ALWAYS_INLINE void name##_row_body(float *y, const float *x, int64_t n, int stream) \
+/* A writer y = EXPR(x) (v the x vector): its body and its two kernels. */
+#define DEFINE_UNARY(body, fn, fn_nt, EXPR)                                     \
+	static ALWAYS_INLINE void body(float *y, const float *x, int64_t n, int stream) \
 	{                                                                       \
 		WRITE_ROW(stream, X_LOADS, EXPR);                               \
 	}                                                                       \
-	DEFINE_WRITERS(name##_row, (float *y, const float *x, int64_t n), y, x, n)
+	DEFINE_WRITERS(fn, fn_nt, body, (float *y, const float *x, int64_t n), y, x, n)
 
-#define DEFINE_BINARY(name, EXPR)                                               \
-	static ALWAYS_INLINE void name##_row_body(float *y, const float *a, const float *b, int64_t n, \
-						   int stream)                                  \
+/* A writer y = EXPR(a, b) (v and u their vectors). */
+#define DEFINE_BINARY(body, fn, fn_nt, EXPR)                                    \
+	static ALWAYS_INLINE void body(float *y, const float *a, const float *b, int64_t n, int stream) \
 	{                                                                       \
 		WRITE_ROW(stream, AB_LOADS, EXPR);                              \
 	}                                                                       \
-	DEFINE_WRITERS(name##_row, (float *y, const float *a, const float *b, int64_t n), y, a, b, n)
+	DEFINE_WRITERS(fn, fn_nt, body, (float *y, const float *a, const float *b, int64_t n), y, a, b, n)
 
-DEFINE_UNARY(silu, silu_v(v))
-DEFINE_UNARY(gelu_tanh, gelu_tanh_v(v))
-DEFINE_UNARY(gelu_erf, gelu_erf_v(v))
-DEFINE_UNARY(relu, relu_v(v))
-DEFINE_UNARY(tanh, vf_tanh(v))
-DEFINE_UNARY(exp, vf_exp(v))
-DEFINE_BINARY(add, vf_add(v, u))
-DEFINE_BINARY(mul, vf_mul(v, u))
-DEFINE_BINARY(swiglu, swiglu_v(v, u))
-DEFINE_UNARY(sigmoid, vf_sigmoid(v))
-DEFINE_BINARY(geglu, vf_mul(gelu_tanh_v(v), u))
-DEFINE_BINARY(geglu_erf, vf_mul(gelu_erf_v(v), u))
-DEFINE_BINARY(reglu, vf_mul(relu_v(v), u))
+DEFINE_UNARY(silu_row_body, SIMD_NAME(avx2_silu_row, avx512_silu_row, neon_silu_row),
+             SIMD_NAME(avx2_silu_row_nt, avx512_silu_row_nt, neon_silu_row_nt), silu_v(v))
+DEFINE_UNARY(gelu_tanh_row_body, SIMD_NAME(avx2_gelu_tanh_row, avx512_gelu_tanh_row, neon_gelu_tanh_row),
+             SIMD_NAME(avx2_gelu_tanh_row_nt, avx512_gelu_tanh_row_nt, neon_gelu_tanh_row_nt), gelu_tanh_v(v))
+DEFINE_UNARY(gelu_erf_row_body, SIMD_NAME(avx2_gelu_erf_row, avx512_gelu_erf_row, neon_gelu_erf_row),
+             SIMD_NAME(avx2_gelu_erf_row_nt, avx512_gelu_erf_row_nt, neon_gelu_erf_row_nt), gelu_erf_v(v))
+DEFINE_UNARY(relu_row_body, SIMD_NAME(avx2_relu_row, avx512_relu_row, neon_relu_row),
+             SIMD_NAME(avx2_relu_row_nt, avx512_relu_row_nt, neon_relu_row_nt), relu_v(v))
+DEFINE_UNARY(tanh_row_body, SIMD_NAME(avx2_tanh_row, avx512_tanh_row, neon_tanh_row),
+             SIMD_NAME(avx2_tanh_row_nt, avx512_tanh_row_nt, neon_tanh_row_nt), vf_tanh(v))
+DEFINE_UNARY(exp_row_body, SIMD_NAME(avx2_exp_row, avx512_exp_row, neon_exp_row),
+             SIMD_NAME(avx2_exp_row_nt, avx512_exp_row_nt, neon_exp_row_nt), vf_exp(v))
+DEFINE_BINARY(add_row_body, SIMD_NAME(avx2_add_row, avx512_add_row, neon_add_row),
+              SIMD_NAME(avx2_add_row_nt, avx512_add_row_nt, neon_add_row_nt), vf_add(v, u))
+DEFINE_BINARY(mul_row_body, SIMD_NAME(avx2_mul_row, avx512_mul_row, neon_mul_row),
+              SIMD_NAME(avx2_mul_row_nt, avx512_mul_row_nt, neon_mul_row_nt), vf_mul(v, u))
+DEFINE_BINARY(swiglu_row_body, SIMD_NAME(avx2_swiglu_row, avx512_swiglu_row, neon_swiglu_row),
+              SIMD_NAME(avx2_swiglu_row_nt, avx512_swiglu_row_nt, neon_swiglu_row_nt), swiglu_v(v, u))
+DEFINE_UNARY(sigmoid_row_body, SIMD_NAME(avx2_sigmoid_row, avx512_sigmoid_row, neon_sigmoid_row),
+             SIMD_NAME(avx2_sigmoid_row_nt, avx512_sigmoid_row_nt, neon_sigmoid_row_nt), vf_sigmoid(v))
+DEFINE_BINARY(geglu_row_body, SIMD_NAME(avx2_geglu_row, avx512_geglu_row, neon_geglu_row),
+              SIMD_NAME(avx2_geglu_row_nt, avx512_geglu_row_nt, neon_geglu_row_nt), vf_mul(gelu_tanh_v(v), u))
+DEFINE_BINARY(geglu_erf_row_body, SIMD_NAME(avx2_geglu_erf_row, avx512_geglu_erf_row, neon_geglu_erf_row),
+              SIMD_NAME(avx2_geglu_erf_row_nt, avx512_geglu_erf_row_nt, neon_geglu_erf_row_nt), vf_mul(gelu_erf_v(v), u))
+DEFINE_BINARY(reglu_row_body, SIMD_NAME(avx2_reglu_row, avx512_reglu_row, neon_reglu_row),
+              SIMD_NAME(avx2_reglu_row_nt, avx512_reglu_row_nt, neon_reglu_row_nt), vf_mul(relu_v(v), u))
 
 /* min(x, hi) first: vf_min returns hi for a NaN x, as the reference. */
 static ALWAYS_INLINE void clamp_row_body(float *y, const float *x, float lo, float hi, int64_t n, int stream)
@@ -171,7 +186,9 @@ static ALWAYS_INLINE void clamp_row_body(float *y, const float *x, float lo, flo
 	WRITE_ROW(stream, X_LOADS, vf_max(vf_min(v, h), l));
 }
 
-DEFINE_WRITERS(clamp_row, (float *y, const float *x, float lo, float hi, int64_t n), y, x, lo, hi, n)
+DEFINE_WRITERS(SIMD_NAME(avx2_clamp_row, avx512_clamp_row, neon_clamp_row),
+	       SIMD_NAME(avx2_clamp_row_nt, avx512_clamp_row_nt, neon_clamp_row_nt),
+	       clamp_row_body, (float *y, const float *x, float lo, float hi, int64_t n), y, x, lo, hi, n)
 
 static ALWAYS_INLINE void softcap_row_body(float *y, const float *x, float c, float inv_c, int64_t n, int stream)
 {
@@ -180,7 +197,9 @@ static ALWAYS_INLINE void softcap_row_body(float *y, const float *x, float c, fl
 	WRITE_ROW(stream, X_LOADS, vf_mul(cv, vf_tanh(vf_mul(v, iv))));
 }
 
-DEFINE_WRITERS(softcap_row, (float *y, const float *x, float c, float inv_c, int64_t n), y, x, c, inv_c, n)
+DEFINE_WRITERS(SIMD_NAME(avx2_softcap_row, avx512_softcap_row, neon_softcap_row),
+	       SIMD_NAME(avx2_softcap_row_nt, avx512_softcap_row_nt, neon_softcap_row_nt),
+	       softcap_row_body, (float *y, const float *x, float c, float inv_c, int64_t n), y, x, c, inv_c, n)
 
 /* gpt-oss's glu: g' = min(g, limit), u' = clamp(u, −limit, limit),
  * y = g'·sigmoid(alpha·g')·(u' + 1). */
@@ -199,7 +218,9 @@ static ALWAYS_INLINE void swiglu_oai_row_body(float *y, const float *a, const fl
 	WRITE_ROW(stream, AB_LOADS, swiglu_oai_v(v, u, al, li));
 }
 
-DEFINE_WRITERS(swiglu_oai_row, (float *y, const float *a, const float *b, float alpha, float limit, int64_t n), y,
+DEFINE_WRITERS(SIMD_NAME(avx2_swiglu_oai_row, avx512_swiglu_oai_row, neon_swiglu_oai_row),
+	       SIMD_NAME(avx2_swiglu_oai_row_nt, avx512_swiglu_oai_row_nt, neon_swiglu_oai_row_nt),
+	       swiglu_oai_row_body, (float *y, const float *a, const float *b, float alpha, float limit, int64_t n), y,
 	       a, b, alpha, limit, n)
 
 static ALWAYS_INLINE void scale_row_body(float *y, const float *x, float s, int64_t n, int stream)
@@ -209,7 +230,9 @@ static ALWAYS_INLINE void scale_row_body(float *y, const float *x, float s, int6
 	WRITE_ROW(stream, X_LOADS, vf_mul(v, sv));
 }
 
-DEFINE_WRITERS(scale_row, (float *y, const float *x, float s, int64_t n), y, x, s, n)
+DEFINE_WRITERS(SIMD_NAME(avx2_scale_row, avx512_scale_row, neon_scale_row),
+	       SIMD_NAME(avx2_scale_row_nt, avx512_scale_row_nt, neon_scale_row_nt),
+	       scale_row_body, (float *y, const float *x, float s, int64_t n), y, x, s, n)
 
 /* ------------------------------------------------------ reductions */
 
@@ -254,7 +277,9 @@ static ALWAYS_INLINE void rms_norm_row_body(float *y, const float *x, const floa
 		WRITE_ROW(stream, X_LOADS, vf_mul(v, r));
 }
 
-DEFINE_WRITERS(rms_norm_row, (float *y, const float *x, const float *w, int64_t n, float eps), y, x, w, n, eps)
+DEFINE_WRITERS(SIMD_NAME(avx2_rms_norm_row, avx512_rms_norm_row, neon_rms_norm_row),
+	       SIMD_NAME(avx2_rms_norm_row_nt, avx512_rms_norm_row_nt, neon_rms_norm_row_nt),
+	       rms_norm_row_body, (float *y, const float *x, const float *w, int64_t n, float eps), y, x, w, n, eps)
 
 /* Two passes for the variance (mean, then squared deviations): rows far
  * from zero (100 ± 1) lose everything to cancellation in E[x²] − E[x]². */
@@ -281,10 +306,12 @@ static ALWAYS_INLINE void layer_norm_row_body(float *y, const float *x, const fl
 	WRITE_ROW(stream, LN_LOADS, vf_fma(vf_mul(vf_sub(v, m), r), g, c));
 }
 
-DEFINE_WRITERS(layer_norm_row, (float *y, const float *x, const float *w, const float *b, int64_t n, float eps),
+DEFINE_WRITERS(SIMD_NAME(avx2_layer_norm_row, avx512_layer_norm_row, neon_layer_norm_row),
+	       SIMD_NAME(avx2_layer_norm_row_nt, avx512_layer_norm_row_nt, neon_layer_norm_row_nt),
+	       layer_norm_row_body, (float *y, const float *x, const float *w, const float *b, int64_t n, float eps),
 	       y, x, w, b, n, eps)
 
-float SIMD_FN(dot_f32)(int64_t n, const float *a, const float *b)
+float SIMD_NAME(avx2_dot_f32, avx512_dot_f32, neon_dot_f32)(int64_t n, const float *a, const float *b)
 {
 	vf s0 = vf_zero(), s1 = vf_zero(), s2 = vf_zero(), s3 = vf_zero();
 	int64_t i = 0;
@@ -321,7 +348,7 @@ static inline vf logits_n(const float *x, const float *m, vf scale, int64_t i, i
 
 /* The largest z. vf_max(z, m) keeps m where z is NaN: NaN entries are
  * skipped, as the reference's z > max. */
-float SIMD_FN(softmax_max_row)(const float *x, const float *m, float scale, int64_t n)
+float SIMD_NAME(avx2_softmax_max_row, avx512_softmax_max_row, neon_softmax_max_row)(const float *x, const float *m, float scale, int64_t n)
 {
 	const vf s = vf_set1(scale);
 	vf m0 = vf_set1(-INFINITY), m1 = m0;
@@ -338,7 +365,7 @@ float SIMD_FN(softmax_max_row)(const float *x, const float *m, float scale, int6
 	return vf_hmax(vf_max(m0, m1));
 }
 
-double SIMD_FN(softmax_exp_row)(float *y, const float *x, const float *m, float scale, float max, int64_t n)
+double SIMD_NAME(avx2_softmax_exp_row, avx512_softmax_exp_row, neon_softmax_exp_row)(float *y, const float *x, const float *m, float scale, float max, int64_t n)
 {
 	const vf s = vf_set1(scale), mx = vf_set1(max);
 	vf s0 = vf_zero(), s1 = vf_zero();
@@ -393,7 +420,7 @@ static ALWAYS_INLINE void online_step(vf *mx, vf *sum, const vf *z, int k)
 	*sum = vf_add(*sum, t);
 }
 
-double SIMD_FN(softmax_sum_row)(const float *x, const float *m, float scale, int64_t n, float *max)
+double SIMD_NAME(avx2_softmax_sum_row, avx512_softmax_sum_row, neon_softmax_sum_row)(const float *x, const float *m, float scale, int64_t n, float *max)
 {
 	const vf s = vf_set1(scale);
 	vf mx = vf_set1(-INFINITY), sum = vf_zero(), z[4];
@@ -433,8 +460,9 @@ static ALWAYS_INLINE void softmax_write_row_body(float *y, const float *x, const
 		WRITE_ROW(stream, X_LOADS, vf_mul(vf_exp(vf_sub(vf_mul(s, v), mx)), inv));
 }
 
-DEFINE_WRITERS(softmax_write_row,
-	       (float *y, const float *x, const float *m, float scale, float max, float inv_sum, int64_t n),
+DEFINE_WRITERS(SIMD_NAME(avx2_softmax_write_row, avx512_softmax_write_row, neon_softmax_write_row),
+	       SIMD_NAME(avx2_softmax_write_row_nt, avx512_softmax_write_row_nt, neon_softmax_write_row_nt),
+	       softmax_write_row_body, (float *y, const float *x, const float *m, float scale, float max, float inv_sum, int64_t n),
 	       y, x, m, scale, max, inv_sum, n)
 
 /* ------------------------------------------------------------ rope */
@@ -481,13 +509,16 @@ static ALWAYS_INLINE void rope_row_body(float *y, const float *x, const float *c
 		WRITE_ROW(stream, ROPE_LOADS, vf_fma(vf_swap_pairs(v), s, vf_mul(v, c)));
 }
 
-DEFINE_WRITERS(rope_row, (float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox),
+DEFINE_WRITERS(SIMD_NAME(avx2_rope_row, avx512_rope_row, neon_rope_row),
+	       SIMD_NAME(avx2_rope_row_nt, avx512_rope_row_nt, neon_rope_row_nt),
+	       rope_row_body, (float *y, const float *x, const float *cs, const float *sn, int64_t n_rot, int neox),
 	       y, x, cs, sn, n_rot, neox)
 
 /* ------------------------------------------------- f16 / bf16 rows */
 
-#define DEFINE_HALF_CODEC(name, LOAD, LOAD_N, STORE, STORE_N)                   \
-	void SIMD_FN(dequant_row_##name)(const void *src, float *y, int64_t n)   \
+/* The row codecs of a 16-bit float format: dequant (to f32) and quant. */
+#define DEFINE_HALF_CODEC(dequant, quant, LOAD, LOAD_N, STORE, STORE_N)         \
+	void dequant(const void *src, float *y, int64_t n)                      \
 	{                                                                       \
 		const uint16_t *x = src;                                        \
 		int64_t i = 0;                                                  \
@@ -496,7 +527,7 @@ DEFINE_WRITERS(rope_row, (float *y, const float *x, const float *cs, const float
 		if (i < n)                                                      \
 			vf_store_n(y + i, LOAD_N(x + i, n - i), n - i);         \
 	}                                                                       \
-	void SIMD_FN(quant_row_##name)(const float *x, void *dst, int64_t n)     \
+	void quant(const float *x, void *dst, int64_t n)                        \
 	{                                                                       \
 		uint16_t *y = dst;                                              \
 		int64_t i = 0;                                                  \
@@ -506,5 +537,9 @@ DEFINE_WRITERS(rope_row, (float *y, const float *x, const float *cs, const float
 			STORE_N(y + i, vf_load_n(x + i, n - i), n - i);         \
 	}
 
-DEFINE_HALF_CODEC(f16, vf_load_f16, vf_load_f16_n, vf_store_f16, vf_store_f16_n)
-DEFINE_HALF_CODEC(bf16, vf_load_bf16, vf_load_bf16_n, vf_store_bf16, vf_store_bf16_n)
+DEFINE_HALF_CODEC(SIMD_NAME(avx2_dequant_row_f16, avx512_dequant_row_f16, neon_dequant_row_f16),
+		  SIMD_NAME(avx2_quant_row_f16, avx512_quant_row_f16, neon_quant_row_f16),
+		  vf_load_f16, vf_load_f16_n, vf_store_f16, vf_store_f16_n)
+DEFINE_HALF_CODEC(SIMD_NAME(avx2_dequant_row_bf16, avx512_dequant_row_bf16, neon_dequant_row_bf16),
+		  SIMD_NAME(avx2_quant_row_bf16, avx512_quant_row_bf16, neon_quant_row_bf16),
+		  vf_load_bf16, vf_load_bf16_n, vf_store_bf16, vf_store_bf16_n)

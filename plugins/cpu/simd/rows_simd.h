@@ -1,13 +1,8 @@
 /* The row kernels of rows_simd.c, one set per ISA it is compiled for:
  * avx2_* (AVX2 + FMA + F16C), avx512_* (AVX-512 F/BW/VL/DQ on top),
- * neon_* (AArch64 AdvSIMD). Contracts: cpu_kernels.h.
- *
- * Use in a plugin's kernel table, after its .dequant_row and .quant_row
- * (the macros override their f16 and bf16 entries) and after
- * REF_ROW_KERNELS:
- *   REF_ROW_KERNELS,
- *   AVX512_ROW_KERNELS,   (or AVX2_ROW_KERNELS, NEON_ROW_KERNELS)
- * and build that file with -Wno-override-init.
+ * neon_* (AArch64 AdvSIMD), declared here; each is defined under its
+ * three names (SIMD_NAME) and named in each plugin's context table
+ * (cntx_<isa>.c). Contracts: cpu_cntx.h.
  */
 #ifndef GLLMK_SIMD_ROWS_H
 #define GLLMK_SIMD_ROWS_H
@@ -17,7 +12,7 @@
 #include "gllmk.h"
 
 /* The kernels that write a row of y, each as <isa>_<slot> (ordinary
- * stores) and <isa>_<slot>_nt (streaming stores, struct cpu_kernels' nt):
+ * stores) and <isa>_<slot>_nt (streaming stores, struct cpu_cntx' nt):
  * X(isa, slot, parameters). */
 #define SIMD_ROW_WRITERS(X, isa)                                                                        \
 	X(isa, add_row, (float *y, const float *a, const float *b, int64_t n))                         \
@@ -47,7 +42,6 @@
 			  int neox))
 
 #define SIMD_DECLARE_WRITER(isa, slot, params) void isa##_##slot params; void isa##_##slot##_nt params;
-#define SIMD_WRITER_SLOTS(isa, slot, params) .slot = isa##_##slot, .nt.slot = isa##_##slot##_nt,
 
 #define SIMD_ROWS_DECLARE(isa)                                                                   \
 	SIMD_ROW_WRITERS(SIMD_DECLARE_WRITER, isa)                                               \
@@ -65,24 +59,5 @@
 SIMD_ROWS_DECLARE(avx2)
 SIMD_ROWS_DECLARE(avx512)
 SIMD_ROWS_DECLARE(neon)
-
-/* Designated initialisers for struct cpu_kernels: every row slot and its
- * nt twin, and the f16/bf16 entries of the row codecs (convert, get_rows,
- * f16 matmul). */
-#define SIMD_ROW_KERNELS(isa)                                   \
-	SIMD_ROW_WRITERS(SIMD_WRITER_SLOTS, isa)                \
-	.dot_f32 = isa##_dot_f32,                               \
-	.softmax_max_row = isa##_softmax_max_row,               \
-	.softmax_exp_row = isa##_softmax_exp_row,               \
-	.softmax_sum_row = isa##_softmax_sum_row,               \
-	.dequant_row[GLLMK_F16] = isa##_dequant_row_f16,        \
-	.dequant_row[GLLMK_BF16] = isa##_dequant_row_bf16,      \
-	.quant_row[GLLMK_F16] = isa##_quant_row_f16,            \
-	.quant_row[GLLMK_BF16] = isa##_quant_row_bf16
-
-#define AVX2_ROW_KERNELS SIMD_ROW_KERNELS(avx2)
-#define AVX512_ROW_KERNELS SIMD_ROW_KERNELS(avx512)
-
-#define NEON_ROW_KERNELS SIMD_ROW_KERNELS(neon)
 
 #endif

@@ -4,8 +4,9 @@
  *   AArch64 (AdvSIMD, baseline)                 -> arm/simd_neon.h, 4 lanes
  *   -mavx2 -mfma -mf16c                         -> x86/simd_x86.h, 8 lanes
  *   AVX-512 F/BW/VL/DQ on top                   -> x86/simd_x86.h, 16 lanes
- * and SIMD_FN(name) the symbol prefix of what a kernel file defines:
- * neon_name, avx2_name or avx512_name.
+ * and SIMD_NAME(avx2 name, avx512 name, neon name) the build's one of the
+ * three names a kernel file spells out where it defines a kernel (so that
+ * each is found by grep).
  *
  * Every ISA gives the same primitives with the same meaning (x86's where
  * they differ: vf_max(a, b) and vf_min(a, b) return b when either is NaN;
@@ -38,13 +39,13 @@
 
 #if defined(__aarch64__)
 #include "../arm/simd_neon.h"
-#define SIMD_FN(name) neon_##name
+#define SIMD_NAME(avx2_name, avx512_name, neon_name) neon_name
 #elif defined(__x86_64__)
 #include "../x86/simd_x86.h"
 #if VEC_WIDTH == 16
-#define SIMD_FN(name) avx512_##name
+#define SIMD_NAME(avx2_name, avx512_name, neon_name) avx512_name
 #else
-#define SIMD_FN(name) avx2_##name
+#define SIMD_NAME(avx2_name, avx512_name, neon_name) avx2_name
 #endif
 #else
 #error "simd.h: no vector vocabulary for this target"

@@ -1,4 +1,4 @@
-/* The int8 GEMM (ops_qgemm.h): matmul with block weights at large M.
+/* The int8 GEMM (gemm/qgemm.h): matmul with block weights at large M.
  *
  *   quantize x once (q8_0's encoder), packed into mr-row panels over all K
  *   every thread, over its cell of a tm × tn grid of y (N split first):
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_qgemm.h"
-#include "ops_gemm.h"
+#include "gemm/qgemm.h"
+#include "gemm/sgemm.h"
 #include "fp16.h"
 #include "quant_blocks.h"
 
@@ -41,7 +41,7 @@ static int64_t ceil_div(int64_t x, int64_t m)
 
 struct qgemm_run {
 	const struct cpu_qgemm *g;
-	const struct cpu_kernels *k;
+	const struct cpu_cntx *k;
 	const struct cpu_qgemm_format *f;
 	cpu_qgemm_ukernel_fn ukernel;
 	int64_t mr, sb;
@@ -54,7 +54,7 @@ struct qgemm_run {
 	int64_t thread_bytes;
 };
 
-int cpu_qgemm_supports(const struct cpu_kernels *k, int32_t t)
+int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t)
 {
 	return k->qgemm.mr > 0 && cpu_qgemm_format(t) != NULL;
 }

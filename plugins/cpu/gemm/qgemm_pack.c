@@ -1,4 +1,4 @@
-/* The int8 GEMM's weight decoders (ops_qgemm.h): one row's blocks as
+/* The int8 GEMM's weight decoders (gemm/qgemm.h): one row's blocks as
  * unsigned bytes u and, per sub-block, w = scale·u + offset. Plain loops
  * over whole blocks that the compiler vectorises; they run once per weight
  * element per call, amortised over the M activation rows.
@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "ops_qgemm.h"
+#include "gemm/qgemm.h"
 #include "fp16.h"
 #include "iq_subblocks.h"
 #include "quant_blocks.h"

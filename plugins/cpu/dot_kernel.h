@@ -1,13 +1,13 @@
 /* Helpers of the ISA plugins' multi-row dots (cpu_matmul_kernel's
- * vec_dot_rows, contract in cpu_kernels.h): one always-inline body per
+ * vec_dot_rows, contract in cpu_cntx.h): one always-inline body per
  * format over `rows` weight rows, `stride` bytes apart, against one
  * activation row, instantiated with rows = 1 (vec_dot) and rows = the
  * table's dot_rows (vec_dot_rows). Bodies keep per-row state in arrays
  * indexed by the row; FOR_ROWS unrolls those loops so that the arrays
  * live in registers.
  */
-#ifndef GLLMK_CPU_DOT_ROWS_H
-#define GLLMK_CPU_DOT_ROWS_H
+#ifndef GLLMK_CPU_DOT_KERNEL_H
+#define GLLMK_CPU_DOT_KERNEL_H
 
 #include <stdint.h>
 
@@ -88,61 +88,42 @@ static inline uint64_t dot_iq4_xs_ls(uint16_t scales_h, const uint8_t scales_l[4
 	return lo | hi << 4;
 }
 
-/* vec_dot and vec_dot_rows of format t from its body t##_rows: `name(t)`
- * spells the exported names, row_bytes(n) a row's bytes for vec_dot's
- * prefetch past its end, rows the table's dot_rows. */
-#define DEFINE_DOT_ENTRIES(name, t, row_bytes, rows)                                                \
-	float name(vec_dot_##t)(int64_t n, const void *w, const void *xq)                           \
+/* A build's name of a kernel defined in a source built twice, with and
+ * without an ISA extension (VNNI's vpdpbusd, AArch64's sdot): each ISA's
+ * dot header defines DOT_NAME(name_with, name_without) to pick one, so
+ * that both names are spelled out where the kernel is defined. */
+
+/* The vec_dot `dot` and vec_dot_rows `dot_rows` (cpu_cntx.h) of a
+ * format whose multi-row body is body(n, w, stride, xq, out, rows):
+ * row_bytes a row's bytes (vec_dot's prefetch past its end), rows the
+ * context table's dot_rows. */
+#define DEFINE_DOT_ENTRIES(dot, dot_rows, body, row_bytes, rows) \
+	DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, DOT_CALL, body, row_bytes, rows)
+#define DOT_CALL(body, ...) body(__VA_ARGS__)
+
+/* The same for a family whose formats share one body, body(f, n, w,
+ * stride, xq, out, rows) with f the format's constant F (the K-quants'
+ * kq_rows). */
+#define DEFINE_DOT_FAMILY_ENTRIES(dot, dot_rows, body, F, row_bytes, rows)                          \
+	float dot(int64_t n, const void *w, const void *xq)                                         \
 	{                                                                                           \
 		float out;                                                                          \
                                                                                                     \
-		t##_rows(n, w, row_bytes, xq, &out, 1);                                             \
+		body(F, n, w, row_bytes, xq, &out, 1);                                              \
 		return out;                                                                         \
 	}                                                                                           \
-	void name(vec_dot_rows_##t)(int64_t n, const void *w, int64_t stride, const void *xq, float *out) \
+	void dot_rows(int64_t n, const void *w, int64_t stride, const void *xq, float *out)         \
 	{                                                                                           \
-		t##_rows(n, w, stride, xq, out, rows);                                              \
+		body(F, n, w, stride, xq, out, rows);                                               \
 	}
 
-/* DEFINE_DOT_ENTRIES for format t of a family whose formats share one
- * body, body(f, n, w, stride, xq, out, rows) with f the format's constant
- * (the K-quants' kq_rows): t##_rows is that body with f = F. */
-#define DEFINE_DOT_FAMILY_ENTRIES(name, body, t, F, row_bytes, rows)                                \
-	static DOT_ALWAYS_INLINE void t##_rows(int64_t n, const void *w, int64_t stride, const void *xq, \
-					       float *out, const int nrows)                             \
+/* A family's vec_dot_tile `dot_tile` (cpu_cntx.h) of the format F from its
+ * tile body, body(f, n, w, stride, xq, xq_stride, out, rows, xrows), with
+ * `rows` weight rows and `xrows` activation rows a call. */
+#define DEFINE_DOT_FAMILY_TILE(dot_tile, body, F, rows, xrows)                                      \
+	void dot_tile(int64_t n, const void *w, int64_t stride, const void *xq, int64_t xq_stride, float *out) \
 	{                                                                                           \
-		body(F, n, w, stride, xq, out, nrows);                                              \
-	}                                                                                           \
-	DEFINE_DOT_ENTRIES(name, t, row_bytes, rows)
-
-/* What DEFINE_DOT_ENTRIES defines, declared: isa_vec_dot_t and
- * isa_vec_dot_rows_t. */
-#define DOT_ENTRIES_DECLARE(isa, t)                                                                     \
-	float isa##_vec_dot_##t(int64_t n, const void *w, const void *x);                               \
-	void isa##_vec_dot_rows_##t(int64_t n, const void *w, int64_t w_stride, const void *x, float *out);
-
-/* A kernel table's matmul entry for weight dtype t: activations in vdt,
- * prefix##_vec_dot_##t and prefix##_vec_dot_rows_##t with `rows` rows. */
-#define DOT_ROWS_MATMUL(vdt, prefix, t, rows)                                                       \
-	{                                                                                           \
-		.vec_dtype = GLLMK_##vdt,                                                           \
-		.vec_dot = prefix##_vec_dot_##t,                                                    \
-		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
-		.dot_rows = rows,                                                                   \
+		body(F, n, w, stride, xq, xq_stride, out, rows, xrows);                             \
 	}
-
-/* The same with prefix##_vec_dot_tile_##t, x_rows activation rows a call. */
-#define DOT_ROWS_TILE_MATMUL(vdt, prefix, t, rows, xrows)                                           \
-	{                                                                                           \
-		.vec_dtype = GLLMK_##vdt,                                                           \
-		.vec_dot = prefix##_vec_dot_##t,                                                    \
-		.vec_dot_rows = prefix##_vec_dot_rows_##t,                                          \
-		.dot_rows = rows,                                                                   \
-		.vec_dot_tile = prefix##_vec_dot_tile_##t,                                          \
-		.x_rows = xrows,                                                                    \
-	}
-
-/* A float weight dtype t (activations in f32) with a vec_dot_tile. */
-#define DOT_TILE_MATMUL(prefix, t, rows, xrows) DOT_ROWS_TILE_MATMUL(F32, prefix, t, rows, xrows)
 
 #endif

@@ -1,15 +1,19 @@
 /* The GEMM framework shared by every CPU plugin (BLIS's five loops): packs
  * A into mr-row panels and B into nr-column panels, blocks for the caches
  * the CPU reports, threads over the M and N loops, and leaves the inner
- * mr×nr block to the ISA's microkernel (struct cpu_kernels.sgemm_ukernel).
- * gllmk_gemm and the large-M matmul both run on it.
+ * mr×nr block to the ISA's microkernel (struct cpu_cntx.sgemm_ukernel).
+ * gllmk_gemm and the large-M matmul both run on it. Its pieces, in
+ * plugins/cpu/gemm/: caches.c (cache sizes), sgemm.c (blocking, threads,
+ * the loop nest), pack.c (packing), sgemm_small_m.c (M below the register
+ * block); the int8 GEMM of block weights beside it (qgemm.h).
  */
-#ifndef GLLMK_CPU_OPS_GEMM_H
-#define GLLMK_CPU_OPS_GEMM_H
+#ifndef GLLMK_CPU_SGEMM_H
+#define GLLMK_CPU_SGEMM_H
 
 #include <stdint.h>
 
 #include "cpu_plugin.h"
+#include "cpu_view.h"
 
 /* C[m,n] = alpha·A[m,k]·B[k,n] + beta·C (beta == 0: C is not read).
  * Strides are in elements, so transposes are stride choices:
@@ -36,10 +40,6 @@ struct cpu_sgemm {
 /* GLLMK_E_NO_MEMORY (through the host's set_error) when the packing
  * buffers cannot be allocated; they are allocated per call. */
 gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g);
-
-/* Elements between rows of t when its rows are evenly spaced (every outer
- * dim collapses into one), else -1. A 1-row tensor gives 0. */
-int64_t cpu_uniform_row_stride(const gllmk_tensor *t, int64_t elem_bytes);
 
 /* The tm × tn thread grid over C (row_blocks mr-blocks of rows, panels
  * nr-panels of columns): N split first, into the largest divisor of

@@ -1,6 +1,6 @@
 /* The int8 GEMM for block weights at large M (matmul, M > SMALL_M), shared
- * by every CPU plugin whose kernel table has a qgemm microkernel
- * (struct cpu_kernels.qgemm).
+ * by every CPU plugin whose context table has a qgemm microkernel
+ * (struct cpu_cntx.qgemm).
  *
  * y[M,N] = x[M,K] · w[N,K]ᵀ. Each weight sub-block (sb = 16 or 32
  * elements of one row) is written as w = scale·u + offset with u unsigned
@@ -27,8 +27,8 @@
  * Every format's u − c is in [−128, 127]: c = 128 for the u in [0, 255]
  * (q8_0, iq4), u ≤ 31 where c = 0, u < 2·c for the others.
  */
-#ifndef GLLMK_CPU_OPS_QGEMM_H
-#define GLLMK_CPU_OPS_QGEMM_H
+#ifndef GLLMK_CPU_QGEMM_H
+#define GLLMK_CPU_QGEMM_H
 
 #include <stdint.h>
 
@@ -67,7 +67,7 @@ struct cpu_qgemm {
 };
 
 /* Whether the plugin runs the int8 GEMM for weights of dtype t. */
-int cpu_qgemm_supports(const struct cpu_kernels *k, int32_t t);
+int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t);
 
 /* GLLMK_E_NO_MEMORY (through the host's set_error) when the packed
  * activations or the packing buffers cannot be allocated. */

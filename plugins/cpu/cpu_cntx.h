@@ -1,12 +1,14 @@
-/* The ISA-specific part of a CPU plugin: inner loops over one row or one
- * register block. Each CPU plugin fills one `static const struct
- * cpu_kernels` (generic: plugins/cpu-generic/kernels_generic.c) and the
- * framework in plugins/cpu/ calls through it; nothing else differs between
- * CPU plugins. Kernels never validate: the core did, and the framework only
- * hands them whole rows and whole blocks.
+/* The ISA-specific part of a CPU plugin, BLIS's context ("cntx"): which
+ * kernel (an inner loop over one row or one register block) each slot
+ * runs. Each CPU plugin fills `const struct cpu_cntx` tables in its
+ * plugins/cpu-<isa>/cntx_<isa>.c, naming every kernel it adds, and the
+ * framework in plugins/cpu/ calls through the one open picked (struct
+ * cpu_state's k); nothing else differs between CPU plugins. Kernels never
+ * validate: the core did, and the framework only hands them whole rows and
+ * whole blocks.
  */
-#ifndef GLLMK_CPU_KERNELS_H
-#define GLLMK_CPU_KERNELS_H
+#ifndef GLLMK_CPU_CNTX_H
+#define GLLMK_CPU_CNTX_H
 
 #include <stdint.h>
 
@@ -17,8 +19,10 @@ typedef void (*cpu_dequant_row_fn)(const void *src, float *dst, int64_t n);
 /* Encode n f32 elements (a multiple of the block) into a row of dtype t. */
 typedef void (*cpu_quant_row_fn)(const float *src, void *dst, int64_t n);
 /* Dot product of n elements: one weight row w (its dtype) with one
- * activation row xq already encoded in vec_dtype (see below). */
-typedef float (*cpu_vec_dot_fn)(int64_t n, const void *w, const void *xq);
+ * activation row xq already encoded in vec_dtype (see below). The dot
+ * kernels' types are function types, so that a header declares its
+ * kernels by name: cpu_vec_dot_fn avx2_vec_dot_q4_K, ...; */
+typedef float cpu_vec_dot_fn(int64_t n, const void *w, const void *xq);
 
 /* Elementwise, over n contiguous f32. y may equal x (in place). */
 typedef void (*cpu_unary_row_fn)(float *y, const float *x, int64_t n);
@@ -37,7 +41,7 @@ typedef void (*cpu_rope_row_fn)(float *y, const float *x, const float *cs, const
 				int neox);
 
 /* The row kernels that write a row of output, as slots of their own: struct
- * cpu_kernels' nt (see there). */
+ * cpu_cntx's nt (see there). */
 struct cpu_row_writers {
 	cpu_binary_row_fn add_row, mul_row, swiglu_row;
 	cpu_scale_row_fn scale_row;
@@ -57,14 +61,14 @@ struct cpu_row_writers {
  * vec_dot(n, w + r·w_stride, xq) gives, up to f32 summation order. One call
  * shares the activation's loads and scales between the rows and gives the
  * core dot_rows independent chains (M = 1 streams the weights once). */
-typedef void (*cpu_vec_dot_rows_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
+typedef void cpu_vec_dot_rows_fn(int64_t n, const void *w, int64_t w_stride, const void *xq, float *out);
 #define CPU_DOT_ROWS_MAX 8
 /* The same dot_rows weight rows against x_rows activation rows xq,
  * xq + xq_stride, ... (bytes): out[i·dot_rows + r] is row r against
  * activation row i. A register block for small M > 1 (several rows of
  * prompt): the weights are loaded once for x_rows activation rows. */
-typedef void (*cpu_vec_dot_tile_fn)(int64_t n, const void *w, int64_t w_stride, const void *xq, int64_t xq_stride,
-				    float *out);
+typedef void cpu_vec_dot_tile_fn(int64_t n, const void *w, int64_t w_stride, const void *xq, int64_t xq_stride,
+				 float *out);
 #define CPU_DOT_X_ROWS_MAX 8
 
 /* How matmul treats weight dtype t: activation rows are encoded once per call
@@ -76,14 +80,14 @@ typedef void (*cpu_vec_dot_tile_fn)(int64_t n, const void *w, int64_t w_stride, 
  * vec_dot_tile, x_rows (2..CPU_DOT_X_ROWS_MAX) activation rows a call. */
 struct cpu_matmul_kernel {
 	int32_t vec_dtype;
-	cpu_vec_dot_fn vec_dot;
-	cpu_vec_dot_rows_fn vec_dot_rows;
+	cpu_vec_dot_fn *vec_dot;
+	cpu_vec_dot_rows_fn *vec_dot_rows;
 	int dot_rows;
-	cpu_vec_dot_tile_fn vec_dot_tile;
+	cpu_vec_dot_tile_fn *vec_dot_tile;
 	int x_rows;
 };
 
-/* Attention's chunk kernels (struct cpu_kernels, attn). */
+/* Attention's chunk kernels (struct cpu_cntx, attn). */
 struct cpu_attn_kernel {
 	void (*scores)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh, const void *const *k,
 		       int64_t n, int64_t d, const void *const *pf, int64_t npf);
@@ -97,7 +101,7 @@ struct cpu_attn_kernel {
 typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
 				     float alpha, float beta);
 
-/* The int8 GEMM (plugins/cpu/ops_qgemm.c, layouts in ops_qgemm.h): block
+/* The int8 GEMM (plugins/cpu/gemm/qgemm.c, layouts in gemm/qgemm.h): block
  * weights at large M, activations quantized to int8. The microkernel adds
  * nsb sub-blocks of a packed mr-row A panel times a packed
  * CPU_QGEMM_NR-row weight panel into C[mr × CPU_QGEMM_NR] (row stride
@@ -107,7 +111,7 @@ typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, 
 				     int accumulate);
 /* Pack weight rows w, w + row_bytes, ... (rows of them, 1..CPU_QGEMM_NR),
  * elements [0, kc) of each (kc a multiple of 64), into one B panel
- * (ops_qgemm.h) the table's way (signed_w), rows past `rows` zero: the
+ * (gemm/qgemm.h) the table's way (signed_w), rows past `rows` zero: the
  * bytes the framework's packer (qgemm_pack.c, cpu_qgemm_pack_b) writes for
  * the table's dtype. */
 typedef void (*cpu_qgemm_pack_fn)(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
@@ -115,7 +119,7 @@ struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
 	/* 0: weights packed as unsigned bytes u (u8×s8 dots: vpdpbusd);
 	 * 1: as signed bytes u − c (s8×s8 dots: sdot, smull, vpmaddubsw with
-	 * the sign trick), ops_qgemm.h. */
+	 * the sign trick), gemm/qgemm.h. */
 	int signed_w;
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
@@ -133,7 +137,7 @@ struct cpu_qgemm_kernels {
 		body(nsb, a, b, c, ldc, accumulate, sb, has_min);                                     \
 	}
 
-struct cpu_kernels {
+struct cpu_cntx {
 	const char *isa;                /* "generic", "avx2", "avx512", "neon" */
 
 	/* --- quantization and matmul (indexed by gllmk_dtype) --- */
@@ -143,7 +147,7 @@ struct cpu_kernels {
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
 	/* Optional (mr 0): the int8 GEMM matmul takes at large M for the block
-	 * dtypes ops_qgemm.c can pack. */
+	 * dtypes gemm/qgemm_pack.c can pack. */
 	struct cpu_qgemm_kernels qgemm;
 	/* Optional (NULL: the framework's baseline loop). y += a·x over n
 	 * contiguous elements: gemm with small M (rows of B), attention (V rows). */
@@ -217,7 +221,7 @@ struct cpu_kernels {
 	 * ordinary one): the same results, y written with non-temporal stores
 	 * (no read for ownership of y, no cache lines evicted for it). The
 	 * framework picks them for calls that write more than
-	 * CPU_STREAM_MIN_BYTES (cpu_rows.h) and fences (cpu_stream_fence) at the
+	 * CPU_STREAM_MIN_BYTES (cpu_view.h) and fences (cpu_stream_fence) at the
 	 * end of each piece of work, so the kernels do not fence. */
 	struct cpu_row_writers nt;
 };

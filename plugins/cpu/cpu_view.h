@@ -1,6 +1,6 @@
 /* Walking a validated view row by row (SPEC/OPERATORS.md, "Rows"). */
-#ifndef GLLMK_CPU_ROWS_H
-#define GLLMK_CPU_ROWS_H
+#ifndef GLLMK_CPU_VIEW_H
+#define GLLMK_CPU_VIEW_H
 
 #include <stdlib.h>
 
@@ -106,7 +106,7 @@ static inline int cpu_run_split(struct cpu_pool *pool, int64_t items, cpu_task_f
 }
 
 /* Streaming stores. A call that writes at least CPU_STREAM_MIN_BYTES uses
- * the kernels' nt twins (cpu_kernels.h): its output cannot stay in the
+ * the kernels' nt twins (cpu_cntx.h): its output cannot stay in the
  * caches for the next op anyway (8 MiB is twice the 2 × 2 MiB of L2 of two
  * cores, and more than two cores' share of a server LLC; the LLC the OS
  * reports is no guide in a VM), so writing it around the caches saves the
@@ -135,6 +135,26 @@ static inline void cpu_stream_fence(int stream)
 #else
 	(void)stream;
 #endif
+}
+
+/* Elements between rows of t when its rows are evenly spaced (every outer
+ * dim collapses into one), else -1. A 1-row tensor gives 0. */
+static inline int64_t cpu_uniform_row_stride(const gllmk_tensor *t, int64_t elem_bytes)
+{
+	int64_t stride = -1, span = 0;
+
+	for (int d = t->ndim - 2; d >= 0; d--) {
+		if (t->shape[d] == 1)
+			continue;
+		if (stride < 0)
+			stride = t->stride[d];
+		else if (t->stride[d] != span)
+			return -1;
+		span = t->stride[d] * t->shape[d];
+	}
+	if (stride < 0)
+		return 0;
+	return stride % elem_bytes ? -1 : stride / elem_bytes;
 }
 
 #endif

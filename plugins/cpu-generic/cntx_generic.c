@@ -1,0 +1,18 @@
+/* cpu-generic's context table (BLIS's cntx): every slot of struct
+ * cpu_cntx (plugins/cpu/cpu_cntx.h) is a portable reference kernel.
+ * Its matmul has no vec_dot (REF_MATMUL_KERNELS): the framework decodes
+ * weight rows with ref_dequant_row_<t> and dots them in f32 (ref_dot_f32). */
+#include "cpu_cntx.h"
+#include "ref/quant_ref.h"
+#include "ref/rows_ref.h"
+
+const struct cpu_cntx generic_cntx = {
+	.isa = "generic",
+	.dequant_row = REF_DEQUANT_ROWS,
+	.quant_row = REF_QUANT_ROWS,
+	.matmul = REF_MATMUL_KERNELS,
+	.mr = REF_SGEMM_MR,
+	.nr = REF_SGEMM_NR,
+	.sgemm_ukernel = ref_sgemm_ukernel,
+	REF_ROW_KERNELS,
+};

@@ -1,0 +1,133 @@
+/* The GEMM's packing (sgemm.c's loop nest): A blocks into mr-row panels,
+ * B blocks into nr-column panels, decoding B on the way when it is a
+ * quantized weight matrix (matmul at large M: the only place weights are
+ * decoded for the GEMM). */
+#include <string.h>
+
+#include "gemm/sgemm_internal.h"
+#include "quant_blocks.h"
+
+typedef float v4f __attribute__((vector_size(16)));
+
+static v4f load4(const float *p)
+{
+	v4f v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void store4(float *p, v4f v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Rows [0, 4) × depths [0, 4) of a row-major A (row stride rs) into a
+ * panel (depth stride mr): a 4×4 transpose in registers, written with
+ * gcc's generic vectors so SSE2 and NEON both get shuffles. Element by
+ * element, packing a row-major A was 3-4 % of a 4096³ GEMM. */
+static void transpose4(float *d, int64_t mr, const float *s, int64_t rs)
+{
+	const v4f r0 = load4(s), r1 = load4(s + rs), r2 = load4(s + 2 * rs), r3 = load4(s + 3 * rs);
+	const v4f t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5), t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+	const v4f t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5), t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
+
+	store4(d, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
+	store4(d + mr, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
+	store4(d + 2 * mr, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
+	store4(d + 3 * mr, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+}
+
+/* rows × kc of a matrix X (X(ii, p) at src[ii·rs + p·cs]) into one panel
+ * ([p·mr + ii], mr: the panel's width): an A panel, or a B panel of
+ * transposed B (ii then runs over B's columns). The caller zeroes the
+ * rows past rows. */
+static void pack_panel(const float *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int64_t mr, float *dst)
+{
+	int64_t p = 0;
+
+	if (cs == 1) {          /* X's rows contiguous: transpose 4×4 tiles */
+		for (; p + 4 <= kc; p += 4) {
+			int64_t ii = 0;
+
+			for (; ii + 4 <= rows; ii += 4)
+				transpose4(dst + p * mr + ii, mr, src + ii * rs + p, rs);
+			for (; ii < rows; ii++)
+				for (int64_t q = 0; q < 4; q++)
+					dst[(p + q) * mr + ii] = src[ii * rs + p + q];
+		}
+	}
+	for (; p < kc; p++) {   /* X's columns contiguous (copies), the rest */
+		float *d = dst + p * mr;
+		const float *s = src + p * cs;
+
+		for (int64_t ii = 0; ii < rows; ii++)
+			d[ii] = s[ii * rs];
+	}
+}
+
+/* A[i0.., p0..] (mc×kc) into mr-row panels: panel r holds A(i0 + r·mr + ii, p0 + p)
+ * at [p·mr + ii], rows past mc zero. */
+void sgemm_pack_a(const struct cpu_sgemm *g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, int64_t mr,
+		   float *dst)
+{
+	for (int64_t ir = 0; ir < mc; ir += mr, dst += mr * kc) {
+		const int64_t rows = min64(mc - ir, mr);
+
+		pack_panel(g->a + (i0 + ir) * g->a_rs + p0 * g->a_cs, g->a_rs, g->a_cs, rows, kc, mr, dst);
+		for (int64_t p = 0; rows < mr && p < kc; p++)
+			for (int64_t ii = rows; ii < mr; ii++)
+				dst[p * mr + ii] = 0.0f;
+	}
+}
+
+/* One nr-panel of B when B is decoded or transposed: B(p0 + p, j0 + jj)
+ * at [p·nr + jj], columns past cols zero. */
+static void pack_b_panel(const struct cpu_sgemm *g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, int64_t nr,
+			 float *dst)
+{
+	if (g->b_dequant) {
+		float row[KC_MAX];
+
+		for (int64_t jj = 0; jj < cols; jj++) {
+			const char *src = (const char *)g->b + (j0 + jj) * g->b_row_bytes +
+					  cpu_row_bytes(g->b_dtype, p0);
+
+			g->b_dequant(src, row, kc);
+			for (int64_t p = 0; p < kc; p++)
+				dst[p * nr + jj] = row[p];
+		}
+	} else {
+		pack_panel((const float *)g->b + j0 * g->b_cs + p0 * g->b_rs, g->b_cs, g->b_rs, cols, kc, nr, dst);
+	}
+	for (int64_t p = 0; cols < nr && p < kc; p++)
+		for (int64_t jj = cols; jj < nr; jj++)
+			dst[p * nr + jj] = 0.0f;
+}
+
+/* The B block [p0, p0 + kc) × [j0, j0 + nc) into nr-panels (panel jr/nr
+ * at dst + jr·kc). A row-major B is read row by row, each row of the
+ * block once and contiguously, and scattered over the panels: panel by
+ * panel, every 128-byte piece was a separate DRAM latency (rows ldb
+ * apart), about 2 % of a 4096³ GEMM. */
+void sgemm_pack_b(const struct cpu_sgemm *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t nr, float *dst)
+{
+	if (g->b_dequant || g->b_cs != 1) {
+		for (int64_t jr = 0; jr < nc; jr += nr)
+			pack_b_panel(g, p0, kc, j0 + jr, min64(nc - jr, nr), nr, dst + jr * kc);
+		return;
+	}
+	for (int64_t p = 0; p < kc; p++) {
+		const float *src = (const float *)g->b + (p0 + p) * g->b_rs + j0;
+
+		for (int64_t jr = 0; jr < nc; jr += nr) {
+			const int64_t cols = min64(nc - jr, nr);
+			float *d = dst + jr * kc + p * nr;
+
+			for (int64_t jj = 0; jj < cols; jj++)
+				d[jj] = src[jr + jj];
+			for (int64_t jj = cols; jj < nr; jj++)
+				d[jj] = 0.0f;
+		}
+	}
+}
