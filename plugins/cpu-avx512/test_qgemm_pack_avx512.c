@@ -13,6 +13,7 @@
 #include "avx512_kernels.h"
 #include "gemm/qgemm.h"
 #include "quant_blocks.h"
+#include "x86/x86_features.h"
 
 static uint32_t rng = 12345;
 
@@ -93,10 +94,13 @@ int main(void)
 	static const int64_t rows[] = { 16, 15, 7, 1 }, kcs[] = { 64, 192, 256, 512 };
 	int fails = 0;
 
-	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl") ||
-	    !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("f16c")) {
-		printf("skipped: no AVX-512 BW/VL/DQ\n");
+	/* the plugin's own verdict (CPUID and the OS's XCR0), not the compiler's */
+	struct x86_features f;
+	char why[256];
+
+	x86_features_read(&f);
+	if (!x86_can_run_avx512(&f, why, sizeof(why))) {
+		printf("skipped: cpu-avx512 cannot run here: %s\n", why);
 		return 77;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
