@@ -50,6 +50,17 @@ static void stats(const double *v, int n, double *med, double *min, double *max)
 	*max = s[n - 1];
 }
 
+/* The median of a[i] / b[i], i < n: pairs of reps run back to back. */
+static double median_ratio(const double *a, const double *b, int n)
+{
+	double r[MAX_REPS], med, lo, hi;
+
+	for (int i = 0; i < n; i++)
+		r[i] = a[i] / b[i];
+	stats(r, n, &med, &lo, &hi);
+	return med;
+}
+
 /* One prompt batch; returns tokens/s or a negative status. */
 static double time_pp(struct run_state *s, const int32_t *ids, int pp, gllmk_context *ctx, struct run_error *e)
 {
@@ -79,41 +90,68 @@ static double time_tg(struct run_state *s, int32_t first, int tg, struct run_err
 	return tg * 1e3 / (run_now_ms() - t0);
 }
 
-static int measure(struct run_state *s, gllmk_context *ctx, const struct run_opts *o, const int32_t *ids,
-		   struct bench_figs *f, struct run_error *e)
-{
-	if (time_pp(s, ids, o->pp, ctx, e) < 0 || time_tg(s, ids[0], 1, e) < 0)
-		return e->status; /* warm-up */
-	f->reps = o->reps;
-	for (int r = 0; r < o->reps; r++) {
-		if ((f->pp[r] = time_pp(s, ids, o->pp, ctx, e)) < 0 || (f->tg[r] = time_tg(s, ids[0], o->tg, e)) < 0)
-			return e->status;
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------ the peer */
 
 struct peer_figs {
 	bool ran;
 	char why[256];
-	struct gllmk_peer_result r;
+	struct gllmk_peer_result r; /* one entry per rep, appended rep by rep */
 };
 
-static void run_peer(const struct run_opts *o, int threads, struct peer_figs *p)
+static struct gllmk_peer *open_peer(const struct run_opts *o, struct peer_figs *p)
 {
 	struct gllmk_peer *peer;
 
 	memset(p, 0, sizeof(*p));
 	if (!o->peer)
-		return;
-	if (!o->quiet)
-		fprintf(stderr, "gllmk-run: running %s on the same file...\n", o->peer);
+		return NULL;
 	peer = gllmk_peer_open(o->peer, NULL, p->why, sizeof(p->why));
-	if (!peer)
+	p->ran = peer != NULL;
+	return peer;
+}
+
+/* One peer rep (its own load and warm-up, then one timed pp and tg),
+ * appended to p; a failure ends the peer's part of the run with its reason. */
+static void peer_rep(struct gllmk_peer *peer, const struct run_opts *o, int threads, struct peer_figs *p)
+{
+	struct gllmk_peer_result one;
+
+	if (!p->ran)
 		return;
-	p->ran = gllmk_peer_bench(peer, o->model, threads, o->pp, o->tg, o->reps, &p->r, p->why, sizeof(p->why)) == 0;
-	gllmk_peer_close(peer);
+	if (gllmk_peer_bench(peer, o->model, threads, o->pp, o->tg, 1, &one, p->why, sizeof(p->why))) {
+		p->ran = false;
+		return;
+	}
+	memcpy(p->r.name, one.name, sizeof(p->r.name));
+	memcpy(p->r.version, one.version, sizeof(p->r.version));
+	p->r.pp_tokens_per_s[p->r.reps] = one.pp_tokens_per_s[0];
+	p->r.tg_tokens_per_s[p->r.reps] = one.tg_tokens_per_s[0];
+	p->r.reps++;
+}
+
+/* gllmk's reps, each followed by one of the peer's (with --peer): both see
+ * the same minutes of a machine whose memory bandwidth drifts, and the
+ * ratios are taken rep by rep (summarize). */
+static int measure(struct run_state *s, gllmk_context *ctx, const struct run_opts *o, const int32_t *ids,
+		   struct bench_figs *f, int threads, struct peer_figs *p, struct run_error *e)
+{
+	struct gllmk_peer *peer = open_peer(o, p);
+	int r = 0;
+
+	if (time_pp(s, ids, o->pp, ctx, e) < 0 || time_tg(s, ids[0], 1, e) < 0)
+		r = e->status; /* warm-up */
+	if (!r && p->ran && !o->quiet)
+		fprintf(stderr, "gllmk-run: each rep followed by one of %s on the same file...\n", o->peer);
+	f->reps = o->reps;
+	for (int i = 0; !r && i < o->reps; i++) {
+		if ((f->pp[i] = time_pp(s, ids, o->pp, ctx, e)) < 0 || (f->tg[i] = time_tg(s, ids[0], o->tg, e)) < 0)
+			r = e->status;
+		else
+			peer_rep(peer, o, threads, p);
+	}
+	if (peer)
+		gllmk_peer_close(peer);
+	return r;
 }
 
 /* ------------------------------------------------------------ output */
@@ -199,6 +237,7 @@ struct bench_report {
 	struct peer_figs peer;
 	struct par_figs par;
 	double peer_pp_med, peer_pp_min, peer_pp_max, peer_tg_med, peer_tg_min, peer_tg_max;
+	double pp_ratio, tg_ratio; /* medians of the rep-by-rep ratios */
 };
 
 static double roofline(const struct bench_report *b)
@@ -219,13 +258,11 @@ static void print_table(const struct bench_report *b)
 	       b->peer.ran ? "ratio" : "", "limit");
 	printf("%-8s %10.2f (%7.2f-%7.2f)", "pp", b->pp_med, b->pp_min, b->pp_max);
 	if (b->peer.ran)
-		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_pp_med, b->peer_pp_min, b->peer_pp_max,
-		       b->pp_med / b->peer_pp_med);
+		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_pp_med, b->peer_pp_min, b->peer_pp_max, b->pp_ratio);
 	printf("  %.1f GFLOP/s of matmul\n", b->pp_med * b->m->matmul_flops_per_token / 1e9);
 	printf("%-8s %10.2f (%7.2f-%7.2f)", "tg", b->tg_med, b->tg_min, b->tg_max);
 	if (b->peer.ran)
-		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_tg_med, b->peer_tg_min, b->peer_tg_max,
-		       b->tg_med / b->peer_tg_med);
+		printf(" %10.2f (%7.2f-%7.2f) %6.2fx", b->peer_tg_med, b->peer_tg_min, b->peer_tg_max, b->tg_ratio);
 	printf("  roofline %.2f t/s: %.0f%%\n", roof, 100.0 * b->tg_med / roof);
 	if (b->par.ran) {
 		printf("%-8s", "parallel");
@@ -264,7 +301,7 @@ static void print_peer_json(const struct bench_report *b, bool *first)
 	json_num("pp_tokens_per_s", b->peer_pp_med, &f), json_num("pp_min", b->peer_pp_min, &f);
 	json_num("pp_max", b->peer_pp_max, &f), json_num("tg_tokens_per_s", b->peer_tg_med, &f);
 	json_num("tg_min", b->peer_tg_min, &f), json_num("tg_max", b->peer_tg_max, &f);
-	json_num("pp_ratio", b->pp_med / b->peer_pp_med, &f), json_num("tg_ratio", b->tg_med / b->peer_tg_med, &f);
+	json_num("pp_ratio", b->pp_ratio, &f), json_num("tg_ratio", b->tg_ratio, &f);
 	fputc('}', stdout);
 }
 
@@ -315,6 +352,8 @@ static void summarize(struct bench_report *b, const struct bench_figs *f)
 		return;
 	stats(b->peer.r.pp_tokens_per_s, b->peer.r.reps, &b->peer_pp_med, &b->peer_pp_min, &b->peer_pp_max);
 	stats(b->peer.r.tg_tokens_per_s, b->peer.r.reps, &b->peer_tg_med, &b->peer_tg_min, &b->peer_tg_max);
+	b->pp_ratio = median_ratio(f->pp, b->peer.r.pp_tokens_per_s, b->peer.r.reps);
+	b->tg_ratio = median_ratio(f->tg, b->peer.r.tg_tokens_per_s, b->peer.r.reps);
 }
 
 static int32_t *random_ids(int n, int64_t n_vocab)
@@ -344,17 +383,16 @@ int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_op
 	if (!r && !o->quiet)
 		fprintf(stderr, "gllmk-run: pp%d and tg%d on %s, %d reps...\n", o->pp, o->tg, b.plugin, o->reps);
 	if (!r)
-		r = measure(s, ctx, o, ids, &f, e);
+		r = measure(s, ctx, o, ids, &f, b.threads, &b.peer, e);
 	run_state_free(s);
 	free(ids);
 	if (!r && o->parallel)
 		r = par_measure(m, ctx, o, &b.par, e);
 	if (r)
 		return r;
-	/* After gllmk's runs, so neither disturbs the other's caches or threads. */
+	/* After the runs, so the probe disturbs neither's caches or threads. */
 	if (bench_measure_limits(&b.lim, b.threads, false))
 		return run_fail(e, RUN_E_GLLMK, "out of memory for the DRAM probe");
-	run_peer(o, b.threads, &b.peer);
 	summarize(&b, &f);
 	if (o->json)
 		print_json(&b);
