@@ -1,18 +1,24 @@
 /* Lifecycle and memory of every CPU plugin (cpu_plugin.h).
  *
  * A buffer's impl is the host address of its byte 0. Allocated buffers are
- * 64-byte aligned (a cache line, a full AVX-512 vector); wrapped ones are
- * the caller's memory and must not be freed, so the context remembers which
- * addresses it wrapped (few, and looked up only when a buffer is freed).
+ * 64-byte aligned (a cache line, a full AVX-512 vector); from 2 MiB up they
+ * start on a huge-page boundary with transparent huge pages asked for
+ * (madvise), because weights copied into them are streamed once per token:
+ * on 4 KiB pages every 4 KiB is a TLB miss and a point where the hardware
+ * prefetcher stops. Wrapped buffers are the caller's memory and must not be
+ * freed, so the context remembers which addresses it wrapped (few, and
+ * looked up only when a buffer is freed).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "cpu_plugin.h"
 
 #define BUFFER_ALIGN 64
+#define HUGE_PAGE (2u << 20)
 #define MAX_THREADS 1024
 
 /* struct cpu_state first, so ops see the shared part through st. */
@@ -79,7 +85,16 @@ gllmk_status cpu_buffer_alloc(void *st, uint64_t size, void **impl)
 	if (rounded < size || rounded > SIZE_MAX)
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_buffer_alloc: %s: a buffer of %llu bytes does not fit in memory",
 					  s->k->isa, (unsigned long long)size);
-	p = aligned_alloc(BUFFER_ALIGN, (size_t)rounded);
+	if (rounded >= HUGE_PAGE && rounded <= SIZE_MAX - HUGE_PAGE) {
+		rounded = (rounded + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+		p = aligned_alloc(HUGE_PAGE, (size_t)rounded);
+#ifdef MADV_HUGEPAGE
+		if (p)
+			madvise(p, (size_t)rounded, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+	} else {
+		p = aligned_alloc(BUFFER_ALIGN, (size_t)rounded);
+	}
 	if (!p)
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_buffer_alloc: %s: cannot allocate %llu bytes", s->k->isa,
 					  (unsigned long long)size);

@@ -71,6 +71,7 @@ class Case:
     n: int = 4  # generated tokens
     batch: int = 0  # --batch (0: gllmk-run's default)
     kv: str = "f16"  # --kv-type
+    mmap: bool = False  # --mmap: CPU plugins compute on the file's pages, not a copy
 
     def args(self):
         return make_model.parse_args(list(self.model) + ["--out", "-"])
@@ -111,6 +112,10 @@ CASES = [
     llama("F32", "gpu", "--kv-heads", "1", name="llama-mqa"),
     Case("qwen2-Q4_0-tied", "gpu", ("--arch", "qwen2", "--dtype", "Q4_0", "--tied")),
     llama("F32", "gpu", name="llama-F32-prompt40-batch16", prompt=40, n=5, batch=16),
+    # --mmap: the weights are views of one wrapped mapping (unaligned offsets within it)
+    # instead of a buffer each
+    llama("Q4_K", "core", name="llama-Q4_K-mmap", mmap=True),
+    llama("F32", "gpu", name="llama-F32-mmap-prompt40-batch16", prompt=40, n=5, batch=16, mmap=True),
     llama("Q4_K", "gpu", name="llama-Q4_K-prompt40-batch16", prompt=40, n=5, batch=16),
     # one batch of M > 16 rows: the large-M matmul path (the GEMMs, int8 where the
     # plugin has it) for every block dtype at once, not only the small-M dots
@@ -251,6 +256,8 @@ def run_gllmk(cmd, model, case, plugin, logits_path):
         argv += ["--batch", str(case.batch)]
     if case.kv != "f16":
         argv += ["--kv-type", case.kv]
+    if case.mmap:
+        argv += ["--mmap"]
     p = subprocess.run(argv, capture_output=True, timeout=300)
     if p.returncode != 0:
         err = p.stderr.decode(errors="replace").strip()

@@ -28,6 +28,8 @@ static const char USAGE[] =
 	"  -c, --ctx C            KV cache tokens (default: prompt + n)\n"
 	"      --kv-type T        KV cache dtype: f16 (default), q8_0, q4_0 (head sizes: multiples of 32)\n"
 	"      --logits FILE      write every evaluated position's logits (f32 rows)\n"
+	"      --mmap             CPU plugins: compute on the file's mapped pages (instant load) instead of\n"
+	"                         a copy in gllmk buffers (huge pages: faster decode)\n"
 	"      --parallel N       decode N sequences at once (prompt prefixes of different lengths) through\n"
 	"                         one paged cache and gllmk_attention_varlen (argmax); with --bench: a row\n"
 	"                         of aggregate decode tokens/s for 1, 8 and 64 sequences\n"
@@ -79,7 +81,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL };
+       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -93,7 +95,8 @@ static const struct option LONG_OPTS[] = {
 	{ "tg", required_argument, NULL, O_TG },	   { "peer", required_argument, NULL, O_PEER },
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
 	{ "kv-type", required_argument, NULL, O_KV_TYPE }, { "parallel", required_argument, NULL, O_PARALLEL },
-	{ "quiet", no_argument, NULL, 'q' },		   { "help", no_argument, NULL, 'h' },
+	{ "mmap", no_argument, NULL, O_MMAP },		   { "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -140,6 +143,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_KV_TYPE: r = parse_kv_type(arg, &o->kv_type, e); break;
 	case O_PARALLEL: r = parse_i64(arg, "--parallel", 1, 4096, &o->parallel, e); break;
 	case 'q': o->quiet = true; break;
+	case O_MMAP: o->mmap = true; break;
 	default: r = run_fail(e, RUN_E_BAD_INPUT, "unknown option (gllmk-run --help lists them)");
 	}
 	return r;
@@ -678,7 +682,7 @@ static int run(const struct run_opts *o, struct run_error *e)
 	r = model_describe(f, &m, e);
 	if (!r && o->info)
 		info_print(&m, stdout);
-	else if (!r && !(r = open_context(o, &ctx, e)) && !(r = model_bind(&m, ctx, o->quiet, e)))
+	else if (!r && !(r = open_context(o, &ctx, e)) && !(r = model_bind(&m, ctx, o->mmap, o->quiet, e)))
 		r = o->bench ? bench_run(&m, ctx, o, e)
 			     : o->parallel ? run_parallel(&m, ctx, o, e)
 					   : run_generate(&m, ctx, o, e);

@@ -639,7 +639,7 @@ static int upload(struct run_model *m, gllmk_context *ctx, const struct gguf_ten
 	gllmk_status st = gllmk_buffer_alloc(ctx, t->nbytes, &b);
 
 	if (st)
-		return run_gllmk_error(e, "gllmk_buffer_alloc (weights)", st);
+		return run_gllmk_error(e, "gllmk_buffer_alloc (weights; --mmap computes on the file without a copy)", st);
 	if (keep_buffer(m, b)) {
 		gllmk_buffer_free(b);
 		return run_fail(e, RUN_E_GLLMK, "out of memory");
@@ -681,16 +681,18 @@ static void progress(const struct run_model *m, double t0, uint64_t done, uint64
 	*shown = true;
 }
 
-int model_bind(struct run_model *m, gllmk_context *ctx, bool quiet, struct run_error *e)
+int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool quiet, struct run_error *e)
 {
 	const struct gguf_file *f = m->gguf;
 	gllmk_buffer *whole = NULL;
 	double t0 = now_ms();
 	uint64_t done = 0, total = f->size - f->data_offset;
 	bool shown = false;
-	/* The mapping is read-only and CPU plugins never write weights: wrapping
-	 * it makes loading a matter of page faults, not copies. */
-	gllmk_status st = gllmk_buffer_wrap(ctx, (void *)f->map, f->size, &whole);
+	/* --mmap: the mapping is read-only and CPU plugins never write weights,
+	 * so wrapping it makes loading a matter of page faults, not copies; but
+	 * a decode step then streams the weights through 4 KiB pages of the
+	 * page cache, while a copy in gllmk buffers sits on huge pages. */
+	gllmk_status st = map_weights ? gllmk_buffer_wrap(ctx, (void *)f->map, f->size, &whole) : GLLMK_E_UNSUPPORTED;
 
 	if (st == GLLMK_OK && keep_buffer(m, whole)) {
 		gllmk_buffer_free(whole);

@@ -116,7 +116,7 @@ struct run_error {
  * fills m (bufs empty) or e. */
 int model_describe(struct gguf_file *f, struct run_model *m, struct run_error *e);
 /* Binds the weights to ctx (wrap or upload); progress on stderr unless quiet. */
-int model_bind(struct run_model *m, gllmk_context *ctx, bool quiet, struct run_error *e);
+int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool quiet, struct run_error *e);
 void model_release(struct run_model *m);
 
 /* ------------------------------------------------------------ forward */

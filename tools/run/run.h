@@ -20,6 +20,7 @@ struct run_opts {
 	int reps, pp, tg; /* --bench */
 	int64_t parallel; /* --parallel N: N sequences through the paged cache (0: off) */
 	bool bench, info, json, quiet;
+	bool mmap; /* --mmap: CPU plugins wrap the file's mapping */
 };
 
 struct run_vocab {
