@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -363,11 +364,17 @@ int bench_measure_limits(struct bench_limits *lim, int threads, bool smoke)
 	lim->peak_1t = measure_peak(simd, 1, seconds);
 	lim->peak = threads > 1 ? measure_peak(simd, threads, seconds) : lim->peak_1t;
 
-	/* A machine short of memory gets a smaller buffer, down to a floor. */
-	while (!(buf = aligned_alloc(4096, bytes)) && !smoke && bytes / 2 >= (size_t)DRAM_FLOOR_MiB << 20)
+	/* A machine short of memory gets a smaller buffer, down to a floor. On
+	 * huge pages, as the CPU plugins' buffers of weights are: the probe
+	 * must not read slower than the kernels it is the limit of. */
+	bytes = (bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	while (!(buf = aligned_alloc(2u << 20, bytes)) && !smoke && bytes / 2 >= (size_t)DRAM_FLOOR_MiB << 20)
 		bytes /= 2;
 	if (!buf)
 		return -1;
+#ifdef MADV_HUGEPAGE
+	madvise(buf, bytes, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
 	lim->dram_mib = (double)bytes / BENCH_MiB;
 	memset(buf, 1, bytes); /* fault every page in before timing */
 	measure_reads(lim, simd, threads, buf, bytes, smoke ? SMOKE_DRAM_REPS : DRAM_REPS);
