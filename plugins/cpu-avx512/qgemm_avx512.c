@@ -46,6 +46,24 @@ static inline __attribute__((always_inline)) void sub_block_dots(const uint8_t *
 	}
 }
 
+/* Weights with a min: acc[r] += offset·xo[r], xo the f32 xs·Σxq (q8_0
+ * activations) or Σxq (xs256). */
+static inline __attribute__((always_inline)) void add_min_term(const uint8_t *a, const uint8_t *b, const int sb,
+							       __m512 acc[MR])
+{
+	const __m512 off = _mm512_loadu_ps((const float *)(b + NR * sb + 4 * NR));
+	const f32_alias *xo = (const f32_alias *)(a + sb * MR + 4 * MR);
+
+	for (int r = 0; r < MR; r++)
+		acc[r] = _mm512_fmadd_ps(off, _mm512_set1_ps(xo[r]), acc[r]);
+}
+
+static inline __attribute__((always_inline)) void zero_tile(__m512 acc[MR])
+{
+	for (int r = 0; r < MR; r++)
+		acc[r] = _mm512_setzero_ps();
+}
+
 static inline __attribute__((always_inline)) void store_tile(const __m512 acc[MR], float *c, int64_t ldc,
 							     int accumulate)
 {
@@ -62,8 +80,7 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 {
 	__m512 acc[MR];
 
-	for (int r = 0; r < MR; r++)
-		acc[r] = _mm512_setzero_ps();
+	zero_tile(acc);
 	for (int64_t s = 0; s < nsb; s++, a += A_SB_BYTES(sb), b += B_SB_BYTES(sb, has_min)) {
 		const f32_alias *xs = (const f32_alias *)(a + sb * MR);
 		const __m512 scale = _mm512_loadu_ps((const float *)(b + NR * sb));
@@ -73,13 +90,8 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 		for (int r = 0; r < MR; r++)
 			acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot[r]), _mm512_set1_ps(xs[r])), scale,
 						 acc[r]);
-		if (has_min) {
-			const __m512 off = _mm512_loadu_ps((const float *)(b + NR * sb + 4 * NR));
-			const f32_alias *xsum = (const f32_alias *)(a + sb * MR + 4 * MR); /* xs·Σxq */
-
-			for (int r = 0; r < MR; r++)
-				acc[r] = _mm512_fmadd_ps(off, _mm512_set1_ps(xsum[r]), acc[r]);
-		}
+		if (has_min)
+			add_min_term(a, b, sb, acc);
 	}
 	store_tile(acc, c, ldc, accumulate);
 }
@@ -92,14 +104,12 @@ static inline __attribute__((always_inline)) void qgemm_body_xs256(int64_t nsb, 
 {
 	__m512 acc[MR];
 
-	for (int r = 0; r < MR; r++)
-		acc[r] = _mm512_setzero_ps();
+	zero_tile(acc);
 	for (int64_t s0 = 0; s0 < nsb; s0 += XS_BLOCK / sb) {
 		const f32_alias *xs = (const f32_alias *)(a + sb * MR);
 		__m512 part[MR];
 
-		for (int r = 0; r < MR; r++)
-			part[r] = _mm512_setzero_ps();
+		zero_tile(part);
 		for (int s = 0; s < XS_BLOCK / sb; s++, a += A_SB_BYTES(sb), b += B_SB_BYTES(sb, has_min)) {
 			const __m512 scale = _mm512_loadu_ps((const float *)(b + NR * sb));
 			__m512i dot[MR];
@@ -107,13 +117,8 @@ static inline __attribute__((always_inline)) void qgemm_body_xs256(int64_t nsb, 
 			sub_block_dots(a, b, sb, has_min, dot);
 			for (int r = 0; r < MR; r++)
 				part[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]), scale, part[r]);
-			if (has_min) {
-				const __m512 off = _mm512_loadu_ps((const float *)(b + NR * sb + 4 * NR));
-				const f32_alias *xsum = (const f32_alias *)(a + sb * MR + 4 * MR); /* Σxq */
-
-				for (int r = 0; r < MR; r++)
-					part[r] = _mm512_fmadd_ps(off, _mm512_set1_ps(xsum[r]), part[r]);
-			}
+			if (has_min)
+				add_min_term(a, b, sb, part);
 		}
 		for (int r = 0; r < MR; r++)
 			acc[r] = _mm512_fmadd_ps(part[r], _mm512_set1_ps(xs[r]), acc[r]);
