@@ -24,7 +24,8 @@ void avx512_dequant_row_q4_K(const void *src, float *y, int64_t n);
 void avx512_dequant_row_q6_K(const void *src, float *y, int64_t n);
 
 /* qgemm_avx512.c (AVX512-VNNI only): the int8 GEMM microkernel, an
- * 8 × 16 register block per sub-block size (32, 16) and offset kind. */
+ * 8 × 16 register block per sub-block size (32, 16) and offset kind, with
+ * x as q8_0 and (_xs256) as q8_K for the 256-element weight blocks. */
 #define AVX512_QGEMM_MR 8
 void avx512vnni_qgemm_ukernel_sb32(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
 void avx512vnni_qgemm_ukernel_sb32_min(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
@@ -32,6 +33,14 @@ void avx512vnni_qgemm_ukernel_sb32_min(int64_t nsb, const void *a, const void *b
 void avx512vnni_qgemm_ukernel_sb16(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate);
 void avx512vnni_qgemm_ukernel_sb16_min(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
 				       int accumulate);
+void avx512vnni_qgemm_ukernel_sb32_xs256(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+					 int accumulate);
+void avx512vnni_qgemm_ukernel_sb32_min_xs256(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+					     int accumulate);
+void avx512vnni_qgemm_ukernel_sb16_xs256(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+					 int accumulate);
+void avx512vnni_qgemm_ukernel_sb16_min_xs256(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
+					     int accumulate);
 
 /* qgemm_pack_avx512.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn), one
  * per weight dtype, the same bytes as the framework's cpu_qgemm_pack_b. */

@@ -149,6 +149,8 @@ const struct cpu_cntx avx512vnni_cntx = {
 	.qgemm = { .mr = AVX512_QGEMM_MR,
 		   .ukernel = { { avx512vnni_qgemm_ukernel_sb32, avx512vnni_qgemm_ukernel_sb32_min },
 				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } },
+		   .ukernel_xs256 = { { avx512vnni_qgemm_ukernel_sb32_xs256, avx512vnni_qgemm_ukernel_sb32_min_xs256 },
+				      { avx512vnni_qgemm_ukernel_sb16_xs256, avx512vnni_qgemm_ukernel_sb16_min_xs256 } },
 		   .pack_b = { [GLLMK_Q4_0] = avx512_qgemm_pack_q4_0,
 			       [GLLMK_IQ4_NL] = avx512_qgemm_pack_iq4_nl,
 			       [GLLMK_Q8_0] = avx512_qgemm_pack_q8_0,

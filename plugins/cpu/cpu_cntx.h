@@ -123,6 +123,12 @@ struct cpu_qgemm_kernels {
 	int signed_w;
 	/* [sub-block of 16 (else 32) elements][weights with a min (else an offset of −c·scale)] */
 	cpu_qgemm_ukernel_fn ukernel[2][2];
+	/* Optional, indexed as ukernel (NULL: ukernel for every dtype): the
+	 * microkernels for weight dtypes of 256-element blocks, whose
+	 * activations the framework then encodes to q8_K, one xs per 256
+	 * (gemm/qgemm.h, "xs256"): per sub-block only sum += scale·Σu·xq
+	 * (+ offset·Σxq), per 256 elements acc += xs·sum. */
+	cpu_qgemm_ukernel_fn ukernel_xs256[2][2];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
 };

@@ -1,6 +1,7 @@
 /* The int8 GEMM (gemm/qgemm.h): matmul with block weights at large M.
  *
- *   quantize x once (q8_0's encoder), packed into mr-row panels over all K
+ *   quantize x once (q8_0's encoder, q8_K's in the xs256 mode), packed
+ *   into mr-row panels over all K
  *   every thread, over its cell of a tm × tn grid of y (N split first):
  *     for jc in the cell's N by nc:
  *       for pc in K by kc:         kc a multiple of 256 (K-quant blocks whole)
@@ -22,6 +23,10 @@
 #include "quant_blocks.h"
 
 #define KC_MAX CPU_QGEMM_KC_MAX
+/* Every depth block but the last is KC_MAX long and K is whole blocks of
+ * the weights: a 256-element block never straddles two (the xs256 mode
+ * multiplies by xs per 256 within one microkernel call). */
+_Static_assert(KC_MAX % QK_K == 0, "kc splits K-quant blocks");
 #define NC_MAX 4096
 #define QUANT_CHUNK 1024        /* activation elements encoded at a time */
 #define QGEMM_MR_MAX 16
@@ -46,6 +51,7 @@ struct qgemm_run {
 	cpu_qgemm_ukernel_fn ukernel;
 	int64_t mr, sb;
 	int w_bias;                     /* subtracted from u when packing: c (signed packing) or 0 */
+	int xs256;                      /* x as q8_K, one xs per 256 (ukernel_xs256, gemm/qgemm.h) */
 	int64_t a_sb_bytes, a_panel_bytes; /* packed A: per sub-block, per mr-row panel (all K) */
 	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
 	int64_t kc, nc, tm, tn;
@@ -61,37 +67,49 @@ int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t)
 
 /* ----------------------------------------------------------- A: x */
 
-/* Row m of x into row ii of its panel: q8_0 blocks (the ISA's encoder),
- * then each sub-block's bytes, scale and xo. */
+/* One sub-block of row ii at d (gemm/qgemm.h, A): its sb bytes v, its
+ * scale xs and its xo. */
+static void pack_a_sub(const struct qgemm_run *r, uint8_t *d, int64_t ii, const int8_t *v, float xs)
+{
+	const int64_t mr = r->mr, sb = r->sb;
+	int32_t sum = 0;
+
+	for (int64_t j = 0; j < sb / 4; j++)
+		memcpy(d + (j * mr + ii) * 4, v + 4 * j, 4);
+	for (int64_t j = 0; j < sb; j++)
+		sum += v[j];
+	((f32_alias *)(d + sb * mr))[ii] = xs;
+	if (r->f->has_min) /* xs256: the microkernel multiplies by xs per 256 */
+		((f32_alias *)(d + sb * mr + 4 * mr))[ii] = r->xs256 ? (float)sum : xs * (float)sum;
+	else
+		((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
+}
+
+/* Row m of x into row ii of its panel: QUANT_CHUNK elements at a time
+ * through the ISA's q8_0 encoder (q8_K in the xs256 mode), then each
+ * sub-block with the scale of the q8 block it lies in. */
 static void pack_a_row(const struct qgemm_run *r, int64_t m, uint8_t *panel, int64_t ii)
 {
 	const struct cpu_qgemm *g = r->g;
-	const int64_t mr = r->mr, sb = r->sb;
+	const int64_t sb = r->sb;
 	const float *x = g->x + m * g->ldx;
-	struct block_q8_0 q[QUANT_CHUNK / QK8_0];
+	union {
+		struct block_q8_0 q8_0[QUANT_CHUNK / QK8_0];
+		struct block_q8_K q8_K[QUANT_CHUNK / QK_K];
+	} q;
 
 	for (int64_t k0 = 0; k0 < g->k; k0 += QUANT_CHUNK) {
 		const int64_t len = min64(g->k - k0, QUANT_CHUNK);
+		uint8_t *d = panel + k0 / sb * r->a_sb_bytes;
 
-		r->k->quant_row[GLLMK_Q8_0](x + k0, q, len);
-		for (int64_t b = 0; b < len / QK8_0; b++) {
-			const float xs = f16_to_f32(q[b].d);
-
-			for (int64_t h = 0; h < QK8_0 / sb; h++) {
-				const int8_t *v = q[b].qs + h * sb;
-				uint8_t *d = panel + ((k0 + b * QK8_0) / sb + h) * r->a_sb_bytes;
-				int32_t sum = 0;
-
-				for (int64_t j = 0; j < sb / 4; j++)
-					memcpy(d + (j * mr + ii) * 4, v + 4 * j, 4);
-				for (int64_t j = 0; j < sb; j++)
-					sum += v[j];
-				((f32_alias *)(d + sb * mr))[ii] = xs;
-				if (r->f->has_min)
-					((f32_alias *)(d + sb * mr + 4 * mr))[ii] = xs * (float)sum;
-				else
-					((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
-			}
+		if (r->xs256) {
+			r->k->quant_row[GLLMK_Q8_K](x + k0, q.q8_K, len);
+			for (int64_t e = 0; e < len; e += sb, d += r->a_sb_bytes)
+				pack_a_sub(r, d, ii, q.q8_K[e / QK_K].qs + e % QK_K, q.q8_K[e / QK_K].d);
+		} else {
+			r->k->quant_row[GLLMK_Q8_0](x + k0, q.q8_0, len);
+			for (int64_t e = 0; e < len; e += sb, d += r->a_sb_bytes)
+				pack_a_sub(r, d, ii, q.q8_0[e / QK8_0].qs + e % QK8_0, f16_to_f32(q.q8_0[e / QK8_0].d));
 		}
 	}
 }
@@ -202,7 +220,9 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 
 	r.sb = r.f->sb;
 	r.w_bias = s->k->qgemm.signed_w ? r.f->c : 0;
-	r.ukernel = s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
+	r.xs256 = cpu_block_elems(g->w_dtype) == QK_K && s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min];
+	r.ukernel = r.xs256 ? s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min] :
+			      s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
 	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;
 	r.b_sb_bytes = r.sb * CPU_QGEMM_NR + (r.f->has_min ? 8 : 4) * CPU_QGEMM_NR;

@@ -26,6 +26,16 @@
  * (with a min, c = 0): the same sums, Σ w·x = scale·xs·Σ (u − c)·xq.
  * Every format's u − c is in [−128, 127]: c = 128 for the u in [0, 255]
  * (q8_0, iq4), u ≤ 31 where c = 0, u < 2·c for the others.
+ *
+ * The xs256 mode (a table with cpu_qgemm_kernels.ukernel_xs256, for
+ * weight dtypes of 256-element blocks: the K-quants, iq*, tq*): x is
+ * encoded to q8_K instead, one xs per 256 elements, which SPEC/OPERATORS.md
+ * allows for those formats, so
+ *   Σ w·x over 256 = xs·Σ_sub-blocks (scale·Σ u·xq + offset·Σ xq)
+ * and the microkernel converts to f32 and multiplies by xs once per 256.
+ * A keeps its layout: xs repeats in each sub-block of the 256 (the
+ * microkernel reads the first), and with a min xo is f32 Σxq without xs.
+ * Depth blocks (kc) are whole 256s, so a panel starts at a 256 boundary.
  */
 #ifndef GLLMK_CPU_QGEMM_H
 #define GLLMK_CPU_QGEMM_H
