@@ -36,6 +36,11 @@
 
 #define DOT_ROWS AVX2_DOT_ROWS
 
+/* Bytes ahead that the 32-element block bodies prefetch in each row, into
+ * L2, across groups of rows when rows are short (dot_prefetch_rows_far;
+ * cpu-avx512's distance). */
+#define DOT_32_PREFETCH_AHEAD 4096
+
 /* ------------------------------------------------------------ helpers */
 
 static inline float hsum_ps(__m256 v)
@@ -265,8 +270,9 @@ static inline int hsum_epi32(__m256i v)
 					v[u] = dot_u8s8(ones, _mm256_loadu_si256((const __m256i *)x[i + u].qs)); \
 				xm = _mm256_mul_ps(_mm256_cvtepi32_ps(block_sums8(v)), xs);         \
 			}                                                                           \
-			dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),    \
-					  i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock)); \
+			dot_prefetch_rows_far(wv, stride, rows, nb * (int64_t)sizeof(struct wblock), \
+					      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock), \
+					      DOT_32_PREFETCH_AHEAD);                               \
 			FOR_ROWS(r) {                                                               \
 				const struct wblock *w = dot_row_at(wv, stride, r);                 \
                                                                                                     \

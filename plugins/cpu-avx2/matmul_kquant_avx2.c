@@ -337,6 +337,11 @@ static DOT_ALWAYS_INLINE struct kq_block kq_decode(enum kq_format f, const void 
  * + r]; each block decoded once per row for all activation rows, the
  * activations' bsums once per block for all rows, their bytes read from L1
  * by each row. */
+/* Bytes ahead that the K-quant bodies prefetch in each row, into L2 (as
+ * cpu-avx512's, plugins/cpu-avx512/matmul_kquant_avx512.c: prefetcht0 at
+ * 2 KiB could not keep a Zen 4 core's loads in flight from DRAM). */
+#define KQ_PREFETCH_AHEAD 8192
+
 static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *wv, int64_t stride, const void *xv,
 				      int64_t xstride, float *out, const int rows, const int xrows)
 {
@@ -354,7 +359,7 @@ static DOT_ALWAYS_INLINE void kq_tile(enum kq_format f, int64_t n, const void *w
 			x[t] = (const struct block_q8_K *)((const char *)xv + t * xstride) + i;
 			bs[t] = _mm256_loadu_si256((const __m256i *)x[t]->bsums);
 		}
-		dot_prefetch_rows(wv, stride, rows, nb * bytes, i * bytes, (int)bytes);
+		dot_prefetch_rows_far(wv, stride, rows, nb * bytes, i * bytes, (int)bytes, KQ_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct kq_block k = kq_decode(f, dot_row_at(wv, stride, r), i);
 

@@ -143,8 +143,9 @@ static DOT_ALWAYS_INLINE void iq4_xs_rows(int64_t n, const void *wv, int64_t str
 	FOR_ROWS(r)
 		acc[r] = _mm256_setzero_ps();
 	for (int64_t i = 0; i < nb; i++) {
-		dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct block_iq4_xs),
-				  i * (int64_t)sizeof(struct block_iq4_xs), sizeof(struct block_iq4_xs));
+		dot_prefetch_rows_far(wv, stride, rows, nb * (int64_t)sizeof(struct block_iq4_xs),
+				      i * (int64_t)sizeof(struct block_iq4_xs), sizeof(struct block_iq4_xs),
+				      DOT_32_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct block_iq4_xs *w = (const struct block_iq4_xs *)dot_row_at(wv, stride, r) + i;
 			const __m256i sc = iq4_xs_scales(w);

@@ -252,8 +252,9 @@ static inline __m256i block_sums8(const __m512i v[4])
 					v[p] = dot_u8s8(ones, xp[p].q);                             \
 				xm = _mm512_insertf32x8(xm, _mm256_mul_ps(_mm256_cvtepi32_ps(block_sums8(v)), xs), 1); \
 			}                                                                           \
-			dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),        \
-				      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock)); \
+			dot_prefetch_rows_far(wv, stride, rows, nb * (int64_t)sizeof(struct wblock),    \
+					      i * (int64_t)sizeof(struct wblock), 8 * sizeof(struct wblock), \
+					      DOT_32_PREFETCH_AHEAD);                               \
 			FOR_ROWS(r) {                                                               \
 				const __m512 dm = scales_mins8((const struct wblock *)dot_row_at(wv, stride, r) + i, \
 							       sizeof(struct wblock));              \

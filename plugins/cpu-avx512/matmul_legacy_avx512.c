@@ -205,8 +205,9 @@ static DOT_ALWAYS_INLINE void iq4_xs_rows(int64_t n, const void *wv, int64_t str
 		load_q8_K(&x[i], xq);
 		for (int c = 0; c < 4; c++)
 			start[c] = iq4_start(xq[c]);
-		dot_prefetch_rows(wv, stride, rows, nb * (int64_t)sizeof(struct block_iq4_xs),
-			      i * (int64_t)sizeof(struct block_iq4_xs), sizeof(struct block_iq4_xs));
+		dot_prefetch_rows_far(wv, stride, rows, nb * (int64_t)sizeof(struct block_iq4_xs),
+				      i * (int64_t)sizeof(struct block_iq4_xs), sizeof(struct block_iq4_xs),
+				      DOT_32_PREFETCH_AHEAD);
 		FOR_ROWS(r) {
 			const struct block_iq4_xs *w = (const struct block_iq4_xs *)dot_row_at(wv, stride, r) + i;
 			const __m512 scales = _mm512_castps256_ps512(
