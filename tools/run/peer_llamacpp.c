@@ -29,6 +29,9 @@
  * std::rand (the values do not change the work).
  *
  * llama.cpp's log is silenced unless GLLMK_PEER_VERBOSE is set.
+ * GLLMK_PEER_NO_REPACK=1 loads with use_extra_bufts off: llama.cpp then keeps
+ * the file's layout instead of repacking Q4_0, Q4_K and IQ4_NL weights into
+ * interleaved rows at load (a diagnostic: how much its repack buys).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -72,6 +75,14 @@ static void null_log(enum ggml_log_level level, const char *text, void *user_dat
 	(void)level;
 	(void)text;
 	(void)user_data;
+}
+
+/* An environment switch: set, not empty and not "0". */
+static int env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
 }
 
 static double now_s(void)
@@ -250,8 +261,7 @@ EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, i
 					size_t version_len, char *err, size_t errlen)
 {
 	static int initialized;
-	const int verbose = getenv("GLLMK_PEER_VERBOSE") != NULL && *getenv("GLLMK_PEER_VERBOSE") != '\0' &&
-			    strcmp(getenv("GLLMK_PEER_VERBOSE"), "0") != 0;
+	const int verbose = env_flag("GLLMK_PEER_VERBOSE");
 	struct llama_model_params mparams;
 	struct llama_model *model;
 	ggml_backend_dev_t cpu_dev;
@@ -300,6 +310,8 @@ EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, i
 	mparams = llama_model_default_params();
 	mparams.n_gpu_layers = 0;
 	mparams.load_mode = LLAMA_LOAD_MODE_MMAP;
+	if (env_flag("GLLMK_PEER_NO_REPACK"))
+		mparams.use_extra_bufts = false;
 	model = llama_model_load_from_file(model_path, mparams);
 	if (!model) {
 		set_err(err, errlen, "llama.cpp cannot load %s (GLLMK_PEER_VERBOSE=1 shows its log)", model_path);
