@@ -131,6 +131,12 @@ struct cpu_qgemm_kernels {
 	cpu_qgemm_ukernel_fn ukernel_xs256[2][2];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
+	/* Optional, per weight dtype (0: 16): the largest M that matmul keeps
+	 * on the vec_dot rows before this GEMM takes it, where the two meet on
+	 * this ISA (measured at the 1B model's shapes, SPEC/CPU.md "Small M":
+	 * q8_0 and iq4_xs pack cheaply and cross by M = 4, the codebook
+	 * i-quants decode slowly and stay on their tiles up to M = 64). */
+	uint8_t small_m[GLLMK_DTYPE_LIMIT];
 };
 /* A table's .qgemm from its four microkernels. */
 #define CPU_QGEMM_KERNELS(mr_, signed_w_, sb32, sb32_min, sb16, sb16_min) \

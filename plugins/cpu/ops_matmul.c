@@ -1,8 +1,9 @@
 /* gllmk_matmul: y[M,N] = x[M,K] · w[N,K]ᵀ + bias, for every weight dtype.
  *
  * Three paths, chosen by M and the ISA's context table (cntx_<isa>.c):
- *  - large M (> SMALL_M, or small_m_limit's larger figure for f32, f16
- *    and bf16 weights with the ISA's float tiles; rows evenly spaced): the
+ *  - large M (> SMALL_M, or small_m_limit's figure for f32, f16 and bf16
+ *    weights with the ISA's float tiles, or for block weights the ISA's
+ *    qgemm.small_m where it gives one; rows evenly spaced): the
  *    GEMM framework, w as a
  *    transposed B that its packing decodes (f32 weights are packed as they
  *    are), for every weight dtype. Quantized weights included: decoding a
@@ -465,6 +466,8 @@ static int64_t small_m_limit(const struct cpu_cntx *k, int32_t t)
 		return SMALL_M_F32_ROWS;
 	if ((t == GLLMK_F16 || t == GLLMK_BF16) && mk->vec_dot_tile)
 		return SMALL_M_HALF_ROWS_PER_X_ROW * mk->x_rows;
+	if (cpu_qgemm_supports(k, t) && mk->vec_dot && k->qgemm.small_m[t])
+		return k->qgemm.small_m[t];
 	return SMALL_M;
 }
 
