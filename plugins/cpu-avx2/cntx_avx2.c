@@ -115,10 +115,11 @@ const struct cpu_cntx avx2_cntx = {
 	.qgemm = CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 1, avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min,
 				   avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min),
 	/* Where that GEMM overtakes the vec_dot rows (Zen 4 running this
-	 * plugin, 2 threads, the 1B model's layer shapes, BENCHMARKS.md "Small
-	 * M"): near M = 24-32 (vpmaddubsw's sign trick costs the GEMM more
-	 * than the rows), the ternary formats near 48, the codebook i-quants
-	 * near 64. The AVX-VNNI table below keeps the default: not measured. */
+	 * plugin, 2 threads, the 1B model's layer shapes; SPEC/CPU.md "Small
+	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign
+	 * trick costs the GEMM more than the rows), the ternary formats near
+	 * 48, the codebook i-quants near 64. The AVX-VNNI table below keeps the
+	 * default: not measured. */
 	.qgemm.small_m = { [GLLMK_Q4_0] = 24, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
 			   [GLLMK_Q8_0] = 24, [GLLMK_IQ4_NL] = 24, [GLLMK_IQ4_XS] = 24, [GLLMK_MXFP4] = 24,
 			   [GLLMK_Q4_K] = 24, [GLLMK_Q5_K] = 24, [GLLMK_Q2_K] = 32, [GLLMK_Q3_K] = 32,

@@ -161,10 +161,11 @@ const struct cpu_cntx avx512vnni_cntx = {
 			       [GLLMK_Q3_K] = avx512_qgemm_pack_q3_K,
 			       [GLLMK_Q2_K] = avx512_qgemm_pack_q2_K },
 		   /* Where this GEMM overtakes the vec_dot rows (Zen 4, 2 threads,
-		    * the 1B model's layer shapes, BENCHMARKS.md "Small M"): the
-		    * formats with an ISA packer above by M = 4-12; q4_1, q5_0,
-		    * q5_1, mxfp4 and tq1_0 (the framework's packer) near M = 28;
-		    * tq2_0's tiles near 40; the codebook i-quants' tiles near 64. */
+		    * the 1B model's layer shapes; SPEC/CPU.md "Small M",
+		    * BENCHMARKS.md "Session 8"): the formats with an ISA packer
+		    * above by M = 4-12; q4_1, q5_0, q5_1, mxfp4 and tq1_0 (the
+		    * framework's packer) near M = 28; tq2_0's tiles near 40; the
+		    * codebook i-quants' tiles near 64. */
 		   .small_m = { [GLLMK_Q8_0] = 4, [GLLMK_IQ4_NL] = 4, [GLLMK_IQ4_XS] = 3,
 				[GLLMK_Q4_0] = 8, [GLLMK_Q5_K] = 8, [GLLMK_Q6_K] = 8,
 				[GLLMK_Q2_K] = 10, [GLLMK_Q4_K] = 10, [GLLMK_Q3_K] = 12,
