@@ -16,7 +16,8 @@
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
- *    over N, each group of weight rows dotted with every activation row, so
+ *    over N (at M = 1 one contiguous range each, cpu_pool_run_streaming),
+ *    each group of weight rows dotted with every activation row, so
  *    weights stream once. Where the ISA has vec_dot_rows, a group is
  *    dot_rows consecutive rows in one call (shared activation loads,
  *    independent chains: at M = 1 one row per call is latency-bound); the
@@ -269,7 +270,10 @@ static gllmk_status matmul_vec_dot(struct cpu_state *s, struct matmul_job *j, co
 		}
 		cpu_pool_run(s->pool, j->m, 1, encode_task, j);
 	}
-	cpu_pool_run(s->pool, j->n, VEC_TILE_N, vec_dot_task, j);
+	if (j->m == 1)
+		cpu_pool_run_streaming(s->pool, j->n, VEC_TILE_N, vec_dot_task, j);
+	else
+		cpu_pool_run(s->pool, j->n, VEC_TILE_N, vec_dot_task, j);
 	free(heap);
 	return GLLMK_OK;
 }

@@ -198,11 +198,11 @@ int cpu_pool_threads(const struct cpu_pool *pool)
 	return pool ? pool->n_threads : 1;
 }
 
-/* Chunks: at most CHUNKS_PER_THREAD per thread, each at least grain items. */
-static int64_t pick_chunks(int64_t n, int64_t grain, int n_threads)
+/* Chunks: at most per_thread per thread, each at least grain items. */
+static int64_t pick_chunks(int64_t n, int64_t grain, int n_threads, int per_thread)
 {
 	int64_t by_grain = n / grain;
-	int64_t by_threads = (int64_t)n_threads * CHUNKS_PER_THREAD;
+	int64_t by_threads = (int64_t)n_threads * per_thread;
 	int64_t c = by_grain < by_threads ? by_grain : by_threads;
 
 	return c < MAX_CHUNKS ? c : MAX_CHUNKS;
@@ -218,21 +218,21 @@ static void wait_for_chunks(struct cpu_pool *pool, int64_t n_chunks)
 	}
 }
 
-void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)
+static void run_job(struct cpu_pool *pool, int64_t n, int64_t grain, int per_thread, cpu_task_fn fn, void *arg)
 {
 	if (n <= 0)
 		return;
 	if (grain < 1)
 		grain = 1;
-	int64_t n_chunks = pool && pool->n_threads > 1 ? pick_chunks(n, grain, pool->n_threads) : 1;
+	int64_t n_chunks = pool && pool->n_threads > 1 ? pick_chunks(n, grain, pool->n_threads, per_thread) : 1;
+	/* whole grains (a kernel's row groups stay whole), no empty chunk at the end */
+	int64_t chunk = n_chunks > 1 ? ((n + n_chunks - 1) / n_chunks + grain - 1) / grain * grain : n;
 
+	n_chunks = (n + chunk - 1) / chunk;
 	if (n_chunks < 2) {
 		fn(arg, 0, n, 0);
 		return;
 	}
-	int64_t chunk = (n + n_chunks - 1) / n_chunks;
-
-	n_chunks = (n + chunk - 1) / chunk; /* no empty chunk at the end */
 
 	pthread_mutex_lock(&pool->run_lock);
 	uint32_t gen = ticket_gen(atomic_load(&pool->ticket)) + 1;
@@ -251,6 +251,16 @@ void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn f
 	/* Close before the next job rewrites the fields (see the top). */
 	atomic_store(&pool->ticket, (uint64_t)gen << 32 | TICKET_CLOSED);
 	pthread_mutex_unlock(&pool->run_lock);
+}
+
+void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)
+{
+	run_job(pool, n, grain, CHUNKS_PER_THREAD, fn, arg);
+}
+
+void cpu_pool_run_streaming(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)
+{
+	run_job(pool, n, grain, 1, fn, arg);
 }
 
 /* Reads one integer from a sysfs file; -1 if it cannot. */

@@ -20,6 +20,13 @@ int cpu_pool_threads(const struct cpu_pool *pool);
  * returns when every chunk is done. With n small (or one thread) it calls fn
  * inline. Not reentrant: a task must not call cpu_pool_run on the same pool. */
 void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
+/* As cpu_pool_run, one contiguous range per thread (whole grains): for
+ * jobs that stream their data once with kernels prefetching ahead in
+ * their range (M = 1 matmul), where every extra chunk restarts the
+ * prefetch at its head and sends its tail's prefetches into rows another
+ * thread reads (a Q4_K_M decode step 5 % slower on Zen 4 with 4 chunks a
+ * thread, BENCHMARKS.md "Session 9"). No balancing between threads. */
+void cpu_pool_run_streaming(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
 
 /* Physical cores of this machine (hyperthreads not counted), at least 1. */
 int cpu_physical_cores(void);
