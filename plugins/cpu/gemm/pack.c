@@ -104,12 +104,13 @@ static void pack_b_decoded(const struct cpu_sgemm *g, int64_t p0, int64_t kc, in
 			   float *dst)
 {
 	const char *b = (const char *)g->b + j0 * g->b_row_bytes + cpu_row_bytes(g->b_dtype, p0);
+	const int64_t kc_bytes = cpu_row_bytes(g->b_dtype, kc);
 	float rows[4][KC_MAX];
 
 	for (int64_t jj = 0; jj < cols; jj += 4) {
 		const int64_t n = min64(cols - jj, 4), next = min64(g->n - (j0 + jj + 4), 4);
 
-		prefetch_rows(b + (jj + 4) * g->b_row_bytes, g->b_row_bytes, next, cpu_row_bytes(g->b_dtype, kc));
+		prefetch_rows(b + (jj + 4) * g->b_row_bytes, g->b_row_bytes, next, kc_bytes);
 		for (int64_t r = 0; r < n; r++)
 			g->b_dequant(b + (jj + r) * g->b_row_bytes, rows[r], kc);
 		pack_panel(rows[0], KC_MAX, 1, n, kc, nr, dst + jj);
