@@ -9,6 +9,60 @@
 #define Q8_0_HALVES 17u /* 34 bytes */
 #define Q4_0_HALVES 9u  /* 18 bytes */
 
+/* a / b rounded to nearest even, as C's division rounds it. Vulkan lets
+ * OpFDiv be 2.5 ulp off (NVIDIA's is; lavapipe's is exact), and a scale one
+ * ulp off changes the block's bytes, so the quotient is computed by long
+ * division of the significands. Zeros, infinities and NaNs: the native
+ * division, exact for them. */
+uint div_rn_significand(uint u, out int e)
+{
+	uint m = u & 0x7FFFFFu;
+	int f = int((u >> 23) & 0xFFu);
+	if (f != 0) {
+		e = f;
+		return m | 0x800000u;
+	}
+	int s = 23 - findMSB(m); /* subnormal: normalise */
+	e = 1 - s;
+	return m << s;
+}
+
+float div_rn(float a, float b)
+{
+	uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+	uint sign = (ua ^ ub) & 0x80000000u;
+	if ((ua & 0x7F800000u) == 0x7F800000u || (ub & 0x7F800000u) == 0x7F800000u ||
+	    (ua & 0x7FFFFFFFu) == 0u || (ub & 0x7FFFFFFFu) == 0u)
+		return a / b;
+	int ea, eb;
+	uint ma = div_rn_significand(ua, ea), mb = div_rn_significand(ub, eb);
+	int e = ea - eb + 127; /* the quotient's biased exponent */
+	if (ma < mb) {
+		ma <<= 1;
+		e -= 1;
+	}
+	uint q = 0u; /* 24 significant bits and a guard bit; ma ends as the remainder */
+	for (int i = 0; i < 25; i++) {
+		q <<= 1;
+		if (ma >= mb) {
+			ma -= mb;
+			q |= 1u;
+		}
+		ma <<= 1;
+	}
+	if (e > 254)
+		return uintBitsToFloat(sign | 0x7F800000u);
+	int sh = e >= 1 ? 1 : 2 - e; /* below the normal range: fewer bits kept */
+	if (sh > 25)
+		return uintBitsToFloat(sign);
+	uint base = e >= 1 ? uint(e - 1) << 23 : 0u;
+	uint mant = q >> sh;
+	uint guard = (q >> (sh - 1)) & 1u;
+	uint rest = (q & ((1u << (sh - 1)) - 1u)) | ma;
+	mant += guard & ((rest != 0u ? 1u : 0u) | (mant & 1u));
+	return uintBitsToFloat(sign | (base + mant)); /* a carry out of mant bumps the exponent */
+}
+
 /* roundf: half away from zero */
 float round_away(float v)
 {
@@ -23,8 +77,8 @@ void encode_q8_0(uint x, out uint h[17])
 	float amax = 0.0;
 	for (uint j = 0u; j < 32u; j++)
 		amax = max(amax, abs(LDF(b1, x + 4u * j)));
-	precise float d = amax / 127.0;
-	precise float id = d != 0.0 ? 1.0 / d : 0.0;
+	float d = div_rn(amax, 127.0);
+	float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
 	h[0] = f2h_bits(floatBitsToUint(d));
 	for (uint j = 0u; j < 16u; j++) {
 		precise float v0 = LDF(b1, x + 8u * j) * id;
@@ -53,8 +107,8 @@ void encode_q4_0(uint x, out uint h[17])
 			vmax = v;
 		}
 	}
-	precise float d = vmax / -8.0;
-	precise float id = d != 0.0 ? 1.0 / d : 0.0;
+	float d = div_rn(vmax, -8.0);
+	float id = d != 0.0 ? div_rn(1.0, d) : 0.0;
 	h[0] = f2h_bits(floatBitsToUint(d));
 	for (uint k = 0u; k < 8u; k++) {
 		uint lo = q4_0_nibble(LDF(b1, x + 8u * k), id) | (q4_0_nibble(LDF(b1, x + 64u + 8u * k), id) << 4);

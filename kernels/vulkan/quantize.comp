@@ -46,8 +46,8 @@ void main()
 			vmax = v;
 		}
 	}
-	precise float iscale = amax != 0.0 ? -127.0 / vmax : 0.0;
-	precise float d = amax != 0.0 ? 1.0 / iscale : 0.0;
+	float iscale = amax != 0.0 ? div_rn(-127.0, vmax) : 0.0;
+	float d = amax != 0.0 ? div_rn(1.0, iscale) : 0.0;
 	b0.d[y >> 2] = floatBitsToUint(d);
 	for (uint g = 0u; g < 16u; g++) {
 		int sum = 0;
