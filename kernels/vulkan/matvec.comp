@@ -3,11 +3,12 @@
  * offset by b times their batch strides); the row is decoded once and dotted with
  * up to MV_M activation rows, then reduced across the workgroup.
  *
- * Q8_0, Q4_0, Q4_K, Q6_K and the formats of ABI 1.1 (MV_UNITS): an
- * invocation decodes whole 32-element units in registers (a block of
- * Q8_0/Q4_0/MXFP4, a sub-block of Q4_K/Q6_K with its scales, four 8-element
- * groups of the i-quants and TQ1_0/TQ2_0: dq_group()), reading the packed
- * quants as 32-bit words once; invocation t takes units t, t + WG, ...
+ * Q8_0, Q4_0, Q4_K, Q6_K and the formats of ABI 1.1 (MV_UNITS): the row is
+ * cut into 32-element units (a block of Q8_0/Q4_0/MXFP4, a sub-block of
+ * Q4_K/Q6_K, four 8-element groups of the i-quants and TQ1_0/TQ2_0:
+ * dq_group()) and each unit into parts of 4 (dq_group: 8) elements decoded
+ * in registers from one 32-bit word of packed quants; invocation t takes
+ * parts t, t + WG, ... (unit_part).
  * Each element is decoded with dq()'s formula and order, so results match
  * the element path. Other dtypes decode element by element through dq()
  * (decode.glsl). The i-quants' codebook is copied to shared memory when
@@ -86,26 +87,32 @@ void fma4(vec4 v, uint k)
 
 #ifdef MV_UNITS
 #define UNITS_PER_BLOCK (QK / 32u)
+/* A unit is split into parts of 4 elements (8 elements for dq_group's
+ * formats), part pp covering elements 32 u + 4 pp (+ 8 pp): a workgroup's
+ * neighbouring invocations then read neighbouring words of the weights and
+ * of x. With one whole unit an invocation, neighbours were 128 bytes of x
+ * apart and every load of a subgroup touched 32 cache lines (NVIDIA H200:
+ * 108 GB/s for q4_K at M = 1). */
+#ifdef DQ_GROUPS
+#define UNIT_PARTS 4u
+#else
+#define UNIT_PARTS 8u
+#endif
 
-/* Unit u (32 elements, from element 32 u) of the row at byte w. */
-void unit_dot(uint w, uint u)
+/* Part pp of unit u (32 elements, from element 32 u) of the row at byte w. */
+void unit_part(uint w, uint u, uint pp)
 {
 	uint b = w + (u / UNITS_PER_BLOCK) * BLOCK_BYTES;
 	uint k = 32u * u;
 #if WTYPE == DT_Q8_0
 	float d = h2f(LD16(QB, b));
-	[[unroll]] for (uint i = 0u; i < 8u; i++) {
-		uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * i));
-		vec4 v = vec4(sext8(q.x), sext8(q.y), sext8(q.z), sext8(q.w)) * d;
-		fma4(v, k + 4u * i);
-	}
+	uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * pp));
+	fma4(vec4(sext8(q.x), sext8(q.y), sext8(q.z), sext8(q.w)) * d, k + 4u * pp);
 #elif WTYPE == DT_Q4_0
 	float d = h2f(LD16(QB, b));
-	[[unroll]] for (uint i = 0u; i < 4u; i++) {
-		uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * i));
-		fma4((vec4(q & 0xFu) - 8.0) * d, k + 4u * i);
-		fma4((vec4(q >> 4) - 8.0) * d, k + 16u + 4u * i);
-	}
+	uvec4 q = bytes4(LD32H(QB, b + 2u + 4u * (pp % 4u)));
+	q = pp >= 4u ? q >> 4 : q & 0xFu;
+	fma4((vec4(q) - 8.0) * d, k + 4u * pp);
 #elif WTYPE == DT_Q4_K
 	uint s = u % 8u, g = s / 2u, sub = s % 2u;
 	float dd = h2f(LD16(QB, b));
@@ -114,35 +121,27 @@ void unit_dot(uint w, uint u)
 	scale_min_k4(b + 4u, s, sc, mn);
 	float d1 = dd * float(sc);
 	float m1 = dmin * float(mn);
-	[[unroll]] for (uint i = 0u; i < 8u; i++) {
-		uvec4 q = bytes4(LD32H(QB, b + 16u + g * 32u + 4u * i));
-		q = sub != 0u ? q >> 4 : q & 0xFu;
-		precise vec4 v = d1 * vec4(q) - m1;
-		fma4(v, k + 4u * i);
-	}
+	uvec4 q = bytes4(LD32H(QB, b + 16u + g * 32u + 4u * pp));
+	q = sub != 0u ? q >> 4 : q & 0xFu;
+	precise vec4 v = d1 * vec4(q) - m1;
+	fma4(v, k + 4u * pp);
 #elif WTYPE == DT_Q6_K
 	uint s = u % 8u, n = s / 4u, qt = s % 4u;
+	uint half_ = pp / 4u, l = 4u * pp;
 	float dd = h2f(LD16(QB, b + 208u));
-	[[unroll]] for (uint half_ = 0u; half_ < 2u; half_++) {
-		float sc = float(sext8(LD8(QB, b + 192u + n * 8u + half_ + 2u * qt)));
-		[[unroll]] for (uint i = 0u; i < 4u; i++) {
-			uint l = 16u * half_ + 4u * i;
-			uvec4 ql = bytes4(LD32H(QB, b + n * 64u + l + (qt & 1u) * 32u));
-			ql = qt >= 2u ? ql >> 4 : ql & 0xFu;
-			uvec4 qh = (bytes4(LD32H(QB, b + 128u + n * 32u + l)) >> (2u * qt)) & 3u;
-			vec4 q = vec4(ivec4(ql | (qh << 4)) - 32);
-			precise vec4 v = dd * sc * q;
-			fma4(v, k + l);
-		}
-	}
+	float sc = float(sext8(LD8(QB, b + 192u + n * 8u + half_ + 2u * qt)));
+	uvec4 ql = bytes4(LD32H(QB, b + n * 64u + l + (qt & 1u) * 32u));
+	ql = qt >= 2u ? ql >> 4 : ql & 0xFu;
+	uvec4 qh = (bytes4(LD32H(QB, b + 128u + n * 32u + l)) >> (2u * qt)) & 3u;
+	vec4 q = vec4(ivec4(ql | (qh << 4)) - 32);
+	precise vec4 v = dd * sc * q;
+	fma4(v, k + l);
 #elif defined(DQ_GROUPS)
-	[[unroll]] for (uint q = 0u; q < 4u; q++) {
-		float d;
-		vec4 lo, hi;
-		dq_group(b, 4u * (u % UNITS_PER_BLOCK) + q, d, lo, hi);
-		fma4(d * lo, k + 8u * q);
-		fma4(d * hi, k + 8u * q + 4u);
-	}
+	float d;
+	vec4 lo, hi;
+	dq_group(b, 4u * (u % UNITS_PER_BLOCK) + pp, d, lo, hi);
+	fma4(d * lo, k + 8u * pp);
+	fma4(d * hi, k + 8u * pp + 4u);
 #endif
 }
 #endif
@@ -189,8 +188,8 @@ void dot_rows(uint w, uint t)
 	[[unroll]] for (uint j = 0u; j < MV_M; j++)
 		acc[j] = 0.0;
 #ifdef MV_UNITS
-	for (uint u = t; u < p.K / 32u; u += WG)
-		unit_dot(w, u);
+	for (uint v = t; v < p.K / 32u * UNIT_PARTS; v += WG)
+		unit_part(w, v / UNIT_PARTS, v % UNIT_PARTS);
 #else
 	for (uint k = t; k < p.K; k += WG) {
 		float wv = dq(w, k);
