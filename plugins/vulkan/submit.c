@@ -69,11 +69,12 @@ gllmk_status vk_stream_init(struct vk_ctx *c)
 	gllmk_status st = vk_buf_create(c, 64, true, &c->status);
 	if (!st)
 		memset(c->status->map, 0, 64);
-	return st;
+	return st ? st : vk_profile_init(c);
 }
 
 void vk_stream_destroy(struct vk_ctx *c)
 {
+	vk_profile_finish(c);
 	for (int i = 0; i < 2; i++) {
 		if (c->batch[i].fence)
 			c->fn.vkDestroyFence(c->dev, c->batch[i].fence, NULL);
@@ -100,6 +101,7 @@ static gllmk_status vk_wait(struct vk_ctx *c, struct vk_batch *b)
 	if (r != VK_SUCCESS)
 		return vk_fail(c, "vkWaitForFences", r);
 	b->in_flight = false;
+	vk_profile_collect(c, b);
 	if (b->seq > c->done_seq)
 		c->done_seq = b->seq;
 	r = c->fn.vkResetFences(c->dev, 1, &b->fence);
@@ -131,6 +133,7 @@ static gllmk_status vk_begin(struct vk_ctx *c, struct vk_batch **out)
 	b->sets = 0;
 	b->seq = ++c->next_seq;
 	b->recording = true;
+	vk_profile_begin(c, b);
 	return GLLMK_OK;
 }
 
@@ -397,6 +400,7 @@ gllmk_status vk_dispatch(struct vk_ctx *c, enum vk_kernel k, struct vk_call *cal
 	c->fn.vkCmdBindDescriptorSets(b->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, c->layout, 0, 1, &set, 0, NULL);
 	c->fn.vkCmdPushConstants(b->cmd, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
 	c->fn.vkCmdDispatch(b->cmd, gx, (uint32_t)gy, 1);
+	vk_profile_dispatch(c, b, k);
 	vk_mark(call->buf, VK_BINDINGS, call->writes, b->seq);
 	return GLLMK_OK;
 }

@@ -68,7 +68,12 @@
 	X(vkUpdateDescriptorSets)               \
 	X(vkCreatePipelineCache)                \
 	X(vkDestroyPipelineCache)               \
-	X(vkDeviceWaitIdle)
+	X(vkDeviceWaitIdle)                      \
+	X(vkCreateQueryPool)                    \
+	X(vkDestroyQueryPool)                   \
+	X(vkCmdResetQueryPool)                  \
+	X(vkCmdWriteTimestamp)                  \
+	X(vkGetQueryPoolResults)
 
 #define VK_FN_FIELD(name) PFN_##name name;
 struct vk_fns {

@@ -101,6 +101,7 @@ struct vk_ctx {
 	struct vk_buf *staging;  /* host-visible; write/read of device-local buffers */
 	struct vk_buf *scratch;  /* per-call device data (sampling's uniforms) */
 	struct vk_buf *codebooks; /* the i-quants' grids (codebooks.h), made on first use */
+	struct vk_profile *prof; /* GLLMK_VULKAN_PROFILE=1 (profile.c), else NULL */
 };
 
 /* ------------------------------------------------------------ device.c */
@@ -178,6 +179,15 @@ gllmk_status vk_record_update(struct vk_ctx *c, struct vk_buf *dst, uint64_t off
 gllmk_status vk_drain(struct vk_ctx *c);
 /* vk_drain, then reports a shader-raised bounds error (GLLMK_E_BOUNDS). */
 gllmk_status vk_finish(struct vk_ctx *c);
+/* ------------------------------------------------------------ profile.c */
+/* GLLMK_VULKAN_PROFILE=1: device time per kernel from timestamps, printed
+ * to stderr at close; every hook is a no-op when it is off. */
+gllmk_status vk_profile_init(struct vk_ctx *c);
+void vk_profile_begin(struct vk_ctx *c, struct vk_batch *b);
+void vk_profile_dispatch(struct vk_ctx *c, struct vk_batch *b, enum vk_kernel k);
+void vk_profile_collect(struct vk_ctx *c, struct vk_batch *b);
+void vk_profile_finish(struct vk_ctx *c);
+
 /* Whether the device may still read or write b. */
 bool vk_buf_busy(const struct vk_ctx *c, const struct vk_buf *b);
 bool vk_buf_pending_write(const struct vk_ctx *c, const struct vk_buf *b);
