@@ -118,14 +118,15 @@ const struct cpu_cntx avx2_cntx = {
 	 * plugin, 2 threads, the 1B model's layer shapes; SPEC/CPU.md "Small
 	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign
 	 * trick costs the GEMM more than the rows), the ternary formats near
-	 * 48, the codebook i-quants near 64. The AVX-VNNI table below keeps the
-	 * default: not measured. */
+	 * 48, the codebook i-quants near 20 (iq1: 28; measured on iq2_xxs,
+	 * iq3_s and iq1_m, BENCHMARKS.md "Session 10 (CPU)"). The AVX-VNNI
+	 * table below keeps the default: not measured. */
 	.qgemm.small_m = { [GLLMK_Q4_0] = 24, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
 			   [GLLMK_Q8_0] = 24, [GLLMK_IQ4_NL] = 24, [GLLMK_IQ4_XS] = 24, [GLLMK_MXFP4] = 24,
 			   [GLLMK_Q4_K] = 24, [GLLMK_Q5_K] = 24, [GLLMK_Q2_K] = 32, [GLLMK_Q3_K] = 32,
 			   [GLLMK_Q6_K] = 32, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
-			   [GLLMK_IQ2_XXS] = 64, [GLLMK_IQ2_XS] = 64, [GLLMK_IQ2_S] = 64, [GLLMK_IQ3_XXS] = 64,
-			   [GLLMK_IQ3_S] = 64, [GLLMK_IQ1_S] = 64, [GLLMK_IQ1_M] = 64 },
+			   [GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 20, [GLLMK_IQ2_S] = 20, [GLLMK_IQ3_XXS] = 20,
+			   [GLLMK_IQ3_S] = 20, [GLLMK_IQ1_S] = 28, [GLLMK_IQ1_M] = 28 },
 };
 
 /* The same with AVX-VNNI's vpdpbusd. */

@@ -165,13 +165,14 @@ const struct cpu_cntx avx512vnni_cntx = {
 		    * BENCHMARKS.md "Session 8"): the formats with an ISA packer
 		    * above by M = 4-12; q4_1, q5_0, q5_1, mxfp4 and tq1_0 (the
 		    * framework's packer) near M = 28; tq2_0's tiles near 40; the
-		    * codebook i-quants' tiles near 64. */
+		    * codebook i-quants near 16-28 since their packing builds 8
+		    * bytes a word (BENCHMARKS.md "Session 10 (CPU)"). */
 		   .small_m = { [GLLMK_Q8_0] = 4, [GLLMK_IQ4_NL] = 4, [GLLMK_IQ4_XS] = 3,
 				[GLLMK_Q4_0] = 8, [GLLMK_Q5_K] = 8, [GLLMK_Q6_K] = 8,
 				[GLLMK_Q2_K] = 10, [GLLMK_Q4_K] = 10, [GLLMK_Q3_K] = 12,
 				[GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
 				[GLLMK_MXFP4] = 24, [GLLMK_TQ1_0] = 24, [GLLMK_TQ2_0] = 40,
-				[GLLMK_IQ2_XXS] = 64, [GLLMK_IQ2_XS] = 64, [GLLMK_IQ2_S] = 64,
-				[GLLMK_IQ3_XXS] = 64, [GLLMK_IQ3_S] = 64, [GLLMK_IQ1_S] = 64,
-				[GLLMK_IQ1_M] = 64 } },
+				[GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 24, [GLLMK_IQ2_S] = 24,
+				[GLLMK_IQ3_XXS] = 20, [GLLMK_IQ3_S] = 16, [GLLMK_IQ1_S] = 20,
+				[GLLMK_IQ1_M] = 28 } },
 };
