@@ -92,6 +92,16 @@ enum gllmk_open_flags {
 	GLLMK_OPEN_NO_ENV = 1u << 0,
 	/* Do not insert a preloaded layer (libgllmk-debug.so) into this context. */
 	GLLMK_OPEN_NO_LAYERS = 1u << 1,
+	/* (ABI 1.1) Permission, not a request: gllmk_matmul, gllmk_matmul_id and
+	 * gllmk_matmul_batched with bf16 weights may round each element of x to
+	 * bf16 (round to nearest even, as ggml does) before the products, so that
+	 * a CPU with AVX512-BF16 runs them on vdpbf16ps. Their results then meet
+	 * the looser bound of SPEC/TOLERANCES.md ("bf16 activations": 2^-9 of
+	 * Σ|x·w| per element, 2^-8 norm-wise) instead of the f32 one. Nothing
+	 * else changes: other weight dtypes, other ops and every plugin without
+	 * such a path (today all but cpu-avx512 on AVX512-BF16, which also keeps
+	 * small M exact) ignore it and stay exact. */
+	GLLMK_OPEN_BF16_ACTIVATIONS = 1u << 2,
 };
 
 typedef struct gllmk_options {

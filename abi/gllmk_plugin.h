@@ -84,7 +84,11 @@ typedef struct gllmk_open_args {
 	uint32_t struct_size;
 	int32_t n_threads;                /* 0: the plugin's default (physical cores) */
 	int32_t by_name;                  /* 1: named by an override; BY_NAME devices allowed */
-	int32_t reserved;
+	/* (ABI 1.1) The context's gllmk_options.flags that concern plugins
+	 * (GLLMK_OPEN_BF16_ACTIVATIONS; the core's own bits are cleared). Was
+	 * `int32_t reserved`, always 0: a 1.0 core passes 0, and a plugin that
+	 * predates it never reads it. */
+	uint32_t flags;
 	const gllmk_host *host;
 	/* Layers only (NULL for plugins): the table and state to forward to. */
 	const gllmk_plugin_table *next;

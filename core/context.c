@@ -47,7 +47,8 @@ static void pad_table(gllmk_plugin_table *out, const gllmk_plugin_table *t)
 
 /* Asks the layer for its table over ctx's plugin and opens it with the
  * plugin's (padded) table and state as next. Called under the loader lock. */
-static gllmk_status open_layer(const char *fn, gllmk_context *ctx, gllmk_layer_entry_fn entry, int by_name)
+static gllmk_status open_layer(const char *fn, gllmk_context *ctx, gllmk_layer_entry_fn entry, int by_name,
+			       uint32_t flags)
 {
 	char reason[CORE_REASON_MAX] = "";
 	const gllmk_plugin_table *t;
@@ -55,6 +56,7 @@ static gllmk_status open_layer(const char *fn, gllmk_context *ctx, gllmk_layer_e
 	gllmk_open_args args = {
 		.struct_size = sizeof(args),
 		.by_name = by_name,
+		.flags = flags & CORE_PLUGIN_FLAGS,
 		.host = &core_host,
 		.next = &ctx->next,
 		.next_state = ctx->plugin_state,
@@ -128,7 +130,7 @@ static gllmk_status adopt(const char *fn, gllmk_context *ctx, const struct core_
 	ctx->plugin_state = choice->state;
 	if (layer) {
 		core_loader_lock();
-		st = open_layer(fn, ctx, layer, choice->by_name);
+		st = open_layer(fn, ctx, layer, choice->by_name, plan->flags);
 		core_loader_unlock();
 	}
 	if (st) {

@@ -122,6 +122,10 @@ struct core_report {
 
 /* What gllmk_open/gllmk_survey were asked for, options and environment
  * already read and checked. */
+/* The bits of gllmk_options.flags that the core hands to the plugin and the
+ * layer in gllmk_open_args.flags; the others are the core's own. */
+#define CORE_PLUGIN_FLAGS ((uint32_t)GLLMK_OPEN_BF16_ACTIVATIONS)
+
 struct core_plan {
 	char dir[PATH_MAX];
 	const char *source;   /* "options->plugins", "GLLMK_PLUGIN" or NULL */

@@ -337,6 +337,7 @@ static int open_plugin(const struct core_plan *plan, const gllmk_plugin_table *t
 		.struct_size = sizeof(args),
 		.n_threads = plan->n_threads,
 		.by_name = plan->n_named > 0,
+		.flags = plan->flags & CORE_PLUGIN_FLAGS,
 		.host = &core_host,
 	};
 	char reason[CORE_REASON_MAX] = "";

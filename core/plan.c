@@ -14,7 +14,7 @@
 #error "the build passes GLLMK_PLUGINDIR, the installed <libdir>/gllmk"
 #endif
 
-#define KNOWN_FLAGS ((uint32_t)(GLLMK_OPEN_NO_ENV | GLLMK_OPEN_NO_LAYERS))
+#define KNOWN_FLAGS ((uint32_t)(GLLMK_OPEN_NO_ENV | GLLMK_OPEN_NO_LAYERS | CORE_PLUGIN_FLAGS))
 
 /* A field of the caller's options, or 0 when its struct_size says the
  * caller was built against an older, shorter gllmk_options. */

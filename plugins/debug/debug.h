@@ -94,6 +94,7 @@ struct debug_ctx {
 	struct debug_api api;
 	int fd;              /* where lines go */
 	int owns_memory;     /* the table with buffer slots: tensors are translated */
+	uint32_t open_flags; /* gllmk_open_args.flags the context was opened with */
 	int nonfinite_seen;  /* the first NaN/Inf offender was reported */
 	int compare_off;     /* cpu-generic could not be opened: said once */
 	gllmk_context *ref;  /* compare's cpu-generic context, opened at first use */

@@ -283,6 +283,7 @@ static gllmk_status debug_open_common(const gllmk_open_args *args, void **state,
 	d->next = args->next;
 	d->next_state = args->next_state;
 	d->owns_memory = owns_memory;
+	d->open_flags = args->flags; /* compare loosens matmul's bound where it permits bf16 activations */
 	d->fd = -1;
 	if (debug_config_read(&d->cfg, reason, reason_len) < 0 ||
 	    debug_api_resolve(&d->api, d->host, reason, reason_len) < 0)
