@@ -13,6 +13,10 @@
 #define AVX512_SGEMM_MR 14
 #define AVX512_SGEMM_NR 32
 void avx512_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta);
+/* The same register block on bf16 pairs (vdpbf16ps, AVX512_BF16 only):
+ * cpu_cntx.bf16_ukernel. */
+void avx512bf16_gemm_ukernel_14x32(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+				   float beta);
 
 /* quant_avx512.c: activation encoders, bit for bit the reference ones, and
  * weight decoders. */

@@ -112,67 +112,80 @@ const struct cpu_cntx avx512_cntx = {
 };
 
 /* The same with vpdpbusd, and the int8 GEMM (VNNI only). */
+#define CNTX_VNNI \
+	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_0, avx512vnni_vec_dot_rows_q4_0, AVX512_Q4_0_DOT_ROWS }, \
+	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_1, avx512vnni_vec_dot_rows_q4_1, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_0, avx512vnni_vec_dot_rows_q5_0, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_1, avx512vnni_vec_dot_rows_q5_1, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx512vnni_vec_dot_iq4_nl, avx512vnni_vec_dot_rows_iq4_nl, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx512vnni_vec_dot_mxfp4, avx512vnni_vec_dot_rows_mxfp4, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq4_xs, avx512vnni_vec_dot_rows_iq4_xs, AVX512_DOT_ROWS }, \
+	.matmul[GLLMK_Q2_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q2_K, avx512vnni_vec_dot_rows_q2_K, AVX512_KQ_DOT_ROWS }, \
+	.matmul[GLLMK_Q3_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q3_K, avx512vnni_vec_dot_rows_q3_K, AVX512_KQ_DOT_ROWS }, \
+	.matmul[GLLMK_Q4_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q4_K, avx512vnni_vec_dot_rows_q4_K, AVX512_KQ_DOT_ROWS }, \
+	.matmul[GLLMK_Q5_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q5_K, avx512vnni_vec_dot_rows_q5_K, AVX512_KQ_DOT_ROWS }, \
+	.matmul[GLLMK_Q6_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q6_K, avx512vnni_vec_dot_rows_q6_K, AVX512_KQ_DOT_ROWS }, \
+	.matmul[GLLMK_TQ1_0] = { GLLMK_Q8_K, avx512vnni_vec_dot_tq1_0, avx512vnni_vec_dot_rows_tq1_0, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_tq1_0, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_TQ2_0] = { GLLMK_Q8_K, avx512vnni_vec_dot_tq2_0, avx512vnni_vec_dot_rows_tq2_0, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_tq2_0, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ2_XXS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_xxs, avx512vnni_vec_dot_rows_iq2_xxs, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq2_xxs, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ2_XS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_xs, avx512vnni_vec_dot_rows_iq2_xs, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq2_xs, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ2_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_s, avx512vnni_vec_dot_rows_iq2_s, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq2_s, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ3_XXS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq3_xxs, avx512vnni_vec_dot_rows_iq3_xxs, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq3_xxs, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ3_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq3_s, avx512vnni_vec_dot_rows_iq3_s, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq3_s, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ1_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq1_s, avx512vnni_vec_dot_rows_iq1_s, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq1_s, AVX512_KQ_X_ROWS }, \
+	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq1_m, avx512vnni_vec_dot_rows_iq1_m, AVX512_KQ_DOT_ROWS, \
+				avx512vnni_vec_dot_tile_iq1_m, AVX512_KQ_X_ROWS }, \
+	.qgemm = { .mr = AVX512_QGEMM_MR, \
+		   .ukernel = { { avx512vnni_qgemm_ukernel_sb32, avx512vnni_qgemm_ukernel_sb32_min }, \
+				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } }, \
+		   .ukernel_xs256 = { { avx512vnni_qgemm_ukernel_sb32_xs256, avx512vnni_qgemm_ukernel_sb32_min_xs256 }, \
+				      { avx512vnni_qgemm_ukernel_sb16_xs256, avx512vnni_qgemm_ukernel_sb16_min_xs256 } }, \
+		   .pack_b = { [GLLMK_Q4_0] = avx512_qgemm_pack_q4_0, \
+			       [GLLMK_IQ4_NL] = avx512_qgemm_pack_iq4_nl, \
+			       [GLLMK_Q8_0] = avx512_qgemm_pack_q8_0, \
+			       [GLLMK_IQ4_XS] = avx512_qgemm_pack_iq4_xs, \
+			       [GLLMK_Q4_K] = avx512_qgemm_pack_q4_K, \
+			       [GLLMK_Q5_K] = avx512_qgemm_pack_q5_K, \
+			       [GLLMK_Q6_K] = avx512_qgemm_pack_q6_K, \
+			       [GLLMK_Q3_K] = avx512_qgemm_pack_q3_K, \
+			       [GLLMK_Q2_K] = avx512_qgemm_pack_q2_K }, \
+		   /* Where this GEMM overtakes the vec_dot rows (Zen 4, 2 threads, \
+		    * the 1B model's layer shapes; SPEC/CPU.md "Small M", \
+		    * BENCHMARKS.md "Session 8"): the formats with an ISA packer \
+		    * above by M = 4-12; q4_1, q5_0, q5_1, mxfp4 and tq1_0 (the \
+		    * framework's packer) near M = 28; tq2_0's tiles near 40; the \
+		    * codebook i-quants near 16-28 since their packing builds 8 \
+		    * bytes a word (BENCHMARKS.md "Session 10 (CPU)"). */ \
+		   .small_m = { [GLLMK_Q8_0] = 4, [GLLMK_IQ4_NL] = 4, [GLLMK_IQ4_XS] = 3, \
+				[GLLMK_Q4_0] = 8, [GLLMK_Q5_K] = 8, [GLLMK_Q6_K] = 8, \
+				[GLLMK_Q2_K] = 10, [GLLMK_Q4_K] = 10, [GLLMK_Q3_K] = 12, \
+				[GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24, \
+				[GLLMK_MXFP4] = 24, [GLLMK_TQ1_0] = 24, [GLLMK_TQ2_0] = 40, \
+				[GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 24, [GLLMK_IQ2_S] = 24, \
+				[GLLMK_IQ3_XXS] = 20, [GLLMK_IQ3_S] = 16, [GLLMK_IQ1_S] = 20, \
+				[GLLMK_IQ1_M] = 28 } },
+
 const struct cpu_cntx avx512vnni_cntx = {
 	.isa = "avx512-vnni",
 	CNTX_COMMON,
-	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS },
-	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_0, avx512vnni_vec_dot_rows_q4_0, AVX512_Q4_0_DOT_ROWS },
-	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_1, avx512vnni_vec_dot_rows_q4_1, AVX512_DOT_ROWS },
-	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_0, avx512vnni_vec_dot_rows_q5_0, AVX512_DOT_ROWS },
-	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_1, avx512vnni_vec_dot_rows_q5_1, AVX512_DOT_ROWS },
-	.matmul[GLLMK_IQ4_NL] = { GLLMK_Q8_0, avx512vnni_vec_dot_iq4_nl, avx512vnni_vec_dot_rows_iq4_nl, AVX512_DOT_ROWS },
-	.matmul[GLLMK_MXFP4] = { GLLMK_Q8_0, avx512vnni_vec_dot_mxfp4, avx512vnni_vec_dot_rows_mxfp4, AVX512_DOT_ROWS },
-	.matmul[GLLMK_IQ4_XS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq4_xs, avx512vnni_vec_dot_rows_iq4_xs, AVX512_DOT_ROWS },
-	.matmul[GLLMK_Q2_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q2_K, avx512vnni_vec_dot_rows_q2_K, AVX512_KQ_DOT_ROWS },
-	.matmul[GLLMK_Q3_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q3_K, avx512vnni_vec_dot_rows_q3_K, AVX512_KQ_DOT_ROWS },
-	.matmul[GLLMK_Q4_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q4_K, avx512vnni_vec_dot_rows_q4_K, AVX512_KQ_DOT_ROWS },
-	.matmul[GLLMK_Q5_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q5_K, avx512vnni_vec_dot_rows_q5_K, AVX512_KQ_DOT_ROWS },
-	.matmul[GLLMK_Q6_K] = { GLLMK_Q8_K, avx512vnni_vec_dot_q6_K, avx512vnni_vec_dot_rows_q6_K, AVX512_KQ_DOT_ROWS },
-	.matmul[GLLMK_TQ1_0] = { GLLMK_Q8_K, avx512vnni_vec_dot_tq1_0, avx512vnni_vec_dot_rows_tq1_0, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_tq1_0, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_TQ2_0] = { GLLMK_Q8_K, avx512vnni_vec_dot_tq2_0, avx512vnni_vec_dot_rows_tq2_0, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_tq2_0, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ2_XXS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_xxs, avx512vnni_vec_dot_rows_iq2_xxs, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq2_xxs, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ2_XS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_xs, avx512vnni_vec_dot_rows_iq2_xs, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq2_xs, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ2_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq2_s, avx512vnni_vec_dot_rows_iq2_s, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq2_s, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ3_XXS] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq3_xxs, avx512vnni_vec_dot_rows_iq3_xxs, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq3_xxs, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ3_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq3_s, avx512vnni_vec_dot_rows_iq3_s, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq3_s, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ1_S] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq1_s, avx512vnni_vec_dot_rows_iq1_s, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq1_s, AVX512_KQ_X_ROWS },
-	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, avx512vnni_vec_dot_iq1_m, avx512vnni_vec_dot_rows_iq1_m, AVX512_KQ_DOT_ROWS,
-				avx512vnni_vec_dot_tile_iq1_m, AVX512_KQ_X_ROWS },
-	.qgemm = { .mr = AVX512_QGEMM_MR,
-		   .ukernel = { { avx512vnni_qgemm_ukernel_sb32, avx512vnni_qgemm_ukernel_sb32_min },
-				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } },
-		   .ukernel_xs256 = { { avx512vnni_qgemm_ukernel_sb32_xs256, avx512vnni_qgemm_ukernel_sb32_min_xs256 },
-				      { avx512vnni_qgemm_ukernel_sb16_xs256, avx512vnni_qgemm_ukernel_sb16_min_xs256 } },
-		   .pack_b = { [GLLMK_Q4_0] = avx512_qgemm_pack_q4_0,
-			       [GLLMK_IQ4_NL] = avx512_qgemm_pack_iq4_nl,
-			       [GLLMK_Q8_0] = avx512_qgemm_pack_q8_0,
-			       [GLLMK_IQ4_XS] = avx512_qgemm_pack_iq4_xs,
-			       [GLLMK_Q4_K] = avx512_qgemm_pack_q4_K,
-			       [GLLMK_Q5_K] = avx512_qgemm_pack_q5_K,
-			       [GLLMK_Q6_K] = avx512_qgemm_pack_q6_K,
-			       [GLLMK_Q3_K] = avx512_qgemm_pack_q3_K,
-			       [GLLMK_Q2_K] = avx512_qgemm_pack_q2_K },
-		   /* Where this GEMM overtakes the vec_dot rows (Zen 4, 2 threads,
-		    * the 1B model's layer shapes; SPEC/CPU.md "Small M",
-		    * BENCHMARKS.md "Session 8"): the formats with an ISA packer
-		    * above by M = 4-12; q4_1, q5_0, q5_1, mxfp4 and tq1_0 (the
-		    * framework's packer) near M = 28; tq2_0's tiles near 40; the
-		    * codebook i-quants near 16-28 since their packing builds 8
-		    * bytes a word (BENCHMARKS.md "Session 10 (CPU)"). */
-		   .small_m = { [GLLMK_Q8_0] = 4, [GLLMK_IQ4_NL] = 4, [GLLMK_IQ4_XS] = 3,
-				[GLLMK_Q4_0] = 8, [GLLMK_Q5_K] = 8, [GLLMK_Q6_K] = 8,
-				[GLLMK_Q2_K] = 10, [GLLMK_Q4_K] = 10, [GLLMK_Q3_K] = 12,
-				[GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
-				[GLLMK_MXFP4] = 24, [GLLMK_TQ1_0] = 24, [GLLMK_TQ2_0] = 40,
-				[GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 24, [GLLMK_IQ2_S] = 24,
-				[GLLMK_IQ3_XXS] = 20, [GLLMK_IQ3_S] = 16, [GLLMK_IQ1_S] = 20,
-				[GLLMK_IQ1_M] = 28 } },
+	CNTX_VNNI
+};
+
+/* VNNI's, and the bf16 GEMM microkernel (vdpbf16ps) for contexts opened
+ * with GLLMK_OPEN_BF16_ACTIVATIONS: CPUs with AVX512_BF16 (every one of
+ * them has AVX512_VNNI: Cooper Lake, Sapphire Rapids, Zen 4). */
+const struct cpu_cntx avx512bf16_cntx = {
+	.isa = "avx512-bf16",
+	CNTX_COMMON,
+	CNTX_VNNI
+	.bf16_ukernel = avx512bf16_gemm_ukernel_14x32,
 };

@@ -158,6 +158,12 @@ struct cpu_cntx {
 	struct cpu_matmul_kernel matmul[GLLMK_DTYPE_LIMIT];
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
+	/* Optional (NULL: none): the same mr×nr block on bf16 pairs, each
+	 * 32-bit element of A and B two consecutive depths as bf16 (the pair
+	 * products added to the f32 accumulators: vdpbf16ps), k counting pairs.
+	 * matmul runs its bf16 weights on it at large M when the context was
+	 * opened with GLLMK_OPEN_BF16_ACTIVATIONS (gemm/sgemm.h, bf16_pairs). */
+	cpu_sgemm_ukernel_fn bf16_ukernel;
 	/* Optional (mr 0): the int8 GEMM matmul takes at large M for the block
 	 * dtypes gemm/qgemm_pack.c can pack. */
 	struct cpu_qgemm_kernels qgemm;

@@ -57,6 +57,7 @@ gllmk_status cpu_open(const gllmk_open_args *args, void **state, char *reason, s
 	c->s.host = args->host;
 	c->s.k = k;
 	c->s.n_threads = cpu_pool_threads(c->s.pool);
+	c->s.bf16_act = (args->flags & GLLMK_OPEN_BF16_ACTIVATIONS) && k->bf16_ukernel;
 	pthread_mutex_init(&c->wrap_lock, NULL);
 	*state = c;
 	return GLLMK_OK;

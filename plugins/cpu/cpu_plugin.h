@@ -20,6 +20,9 @@ struct cpu_state {
 	const struct cpu_cntx *k;       /* the ISA's context table (cntx_<isa>.c) */
 	struct cpu_pool *pool;
 	int n_threads;
+	/* The context permits bf16 activations (GLLMK_OPEN_BF16_ACTIVATIONS)
+	 * and its table has the kernel to use them (k->bf16_ukernel). */
+	int bf16_act;
 };
 
 /* open/close: the plugin's open calls cpu_open with its context table. */

@@ -12,7 +12,11 @@
  *    "Framework tuning"). Block weights whose ISA has the int8 GEMM
  *    (struct cpu_cntx.qgemm, a packing in gemm/qgemm_pack.c) take that
  *    instead: x quantized to int8 once, weights decoded to bytes
- *    (gemm/qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI).
+ *    (gemm/qgemm.h; 2.1-2.7× the f32 GEMM with AVX512-VNNI). bf16
+ *    weights in a context opened with GLLMK_OPEN_BF16_ACTIVATIONS, where
+ *    the ISA has the bf16 GEMM microkernel: the same GEMM on bf16 pairs
+ *    (x rounded to bf16 once per call, vdpbf16ps; gemm/sgemm.h), above
+ *    SMALL_M_BF16_PAIRS rows.
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
@@ -48,6 +52,13 @@
  * 1.7× the GEMM on AVX-512, 1.25× on AVX2; the two meet near M = 256 on
  * AVX-512 (4×4 tiles) and M = 128 on AVX2 (4×2). */
 #define SMALL_M_HALF_ROWS_PER_X_ROW 32
+/* bf16 weights in a context that permits bf16 activations, on an ISA with
+ * the bf16 GEMM (cpu_cntx.bf16_ukernel): the GEMM on bf16 pairs from this
+ * many rows up. Its packing moves 16-bit weights without decoding them, so
+ * it overtakes the exact f32 tiles far below their 128 (BENCHMARKS.md,
+ * "Session 11"); below, and at M = 1 where the weights' bandwidth decides,
+ * x stays f32. */
+#define SMALL_M_BF16_PAIRS SMALL_M
 #define GROUP_M SMALL_M_F32_ROWS /* activation rows a group of weight rows meets at a time */
 #define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
 #define VEC_TILE_N 8            /* weight rows a thread takes at a time (a multiple of dot_rows) */
@@ -432,6 +443,10 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 		g.b_dtype = w->dtype;
 		g.b_row_bytes = w_row_bytes;
 	}
+	if (w->dtype == GLLMK_BF16 && s->bf16_act) { /* x rounded, bf16 pairs: gemm/sgemm.h */
+		g.b_dequant = NULL;
+		g.bf16_pairs = 1;
+	}
 	st = cpu_sgemm_run(s, &g);
 	if (st == GLLMK_OK && j->bias)
 		cpu_pool_run(s->pool, j->m, 16, bias_task, j);
@@ -462,10 +477,13 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 }
 
 /* The largest M the small-M paths take for weight dtype t (see the top). */
-static int64_t small_m_limit(const struct cpu_cntx *k, int32_t t)
+static int64_t small_m_limit(const struct cpu_state *s, int32_t t)
 {
+	const struct cpu_cntx *k = s->k;
 	const struct cpu_matmul_kernel *mk = &k->matmul[t];
 
+	if (t == GLLMK_BF16 && s->bf16_act)
+		return SMALL_M_BF16_PAIRS;
 	if (t == GLLMK_F32 && mk->vec_dot_rows)
 		return SMALL_M_F32_ROWS;
 	if ((t == GLLMK_F16 || t == GLLMK_BF16) && mk->vec_dot_tile)
@@ -494,7 +512,7 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
 
-	if (j.m > small_m_limit(s->k, w->dtype) && ldx >= 0 && ldy >= 0)
+	if (j.m > small_m_limit(s, w->dtype) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
 	if (kern->vec_dot)
 		return matmul_vec_dot(s, &j, kern);

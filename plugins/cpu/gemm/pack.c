@@ -2,6 +2,7 @@
  * B blocks into nr-column panels, decoding B on the way when it is a
  * quantized weight matrix (matmul at large M: the only place weights are
  * decoded for the GEMM). */
+#include <stdint.h>
 #include <string.h>
 
 #include "gemm/sgemm_internal.h"
@@ -156,4 +157,42 @@ void sgemm_pack_b(const struct cpu_sgemm *g, int64_t p0, int64_t kc, int64_t j0,
 				d[jj] = 0.0f;
 		}
 	}
+}
+
+/* One nr-panel of bf16 pairs: word p0 + p of weight rows j0.. (depths
+ * 2(p0 + p) and the next) at [p·nr + jj]. Rows whose words are 4-byte
+ * aligned go through pack_panel's 4×4 transposes, as f32 weights do: a
+ * word is moved, never read as a number. An odd K's last word (its high
+ * half 0) and rows on a 2-byte boundary are assembled a word at a time. */
+static void pack_b_pairs_panel(const struct cpu_sgemm *g, int64_t k_elems, int64_t p0, int64_t kc, int64_t j0,
+			       int64_t cols, int64_t nr, float *dst)
+{
+	const char *b = (const char *)g->b + j0 * g->b_row_bytes + 4 * p0;
+	int64_t p = 0;
+
+	if (((uintptr_t)b | (uintptr_t)g->b_row_bytes) % 4 == 0) {
+		p = min64(kc, k_elems / 2 - p0);
+		pack_panel((const float *)b, g->b_row_bytes / 4, 1, cols, p, nr, dst);
+	}
+	for (; p < kc; p++) {
+		for (int64_t jj = 0; jj < cols; jj++) {
+			const char *e = b + jj * g->b_row_bytes + 4 * p;
+			uint16_t half[2] = { 0, 0 };
+
+			memcpy(&half[0], e, 2);
+			if (2 * (p0 + p) + 1 < k_elems)
+				memcpy(&half[1], e + 2, 2);
+			memcpy(dst + p * nr + jj, half, 4);
+		}
+	}
+	for (p = 0; cols < nr && p < kc; p++)
+		for (int64_t jj = cols; jj < nr; jj++)
+			dst[p * nr + jj] = 0.0f;
+}
+
+void sgemm_pack_b_pairs(const struct cpu_sgemm *g, int64_t k_elems, int64_t p0, int64_t kc, int64_t j0,
+			int64_t nc, int64_t nr, float *dst)
+{
+	for (int64_t jr = 0; jr < nc; jr += nr)
+		pack_b_pairs_panel(g, k_elems, p0, kc, j0 + jr, min64(nc - jr, nr), nr, dst + jr * kc);
 }

@@ -103,6 +103,8 @@ static struct gemm_blocks gemm_blocking(const struct cpu_cntx *k, const struct c
 struct gemm_run {
 	const struct cpu_sgemm *g;
 	const struct cpu_cntx *k;
+	cpu_sgemm_ukernel_fn ukernel;   /* k's sgemm_ukernel, or bf16_ukernel on bf16 pairs */
+	int64_t k_elems;                /* bf16 pairs: the weights' K (g->k counts words); else 0 */
 	struct gemm_blocks b;
 	float *buf;             /* per thread: a kc×nc B block, then an mc×kc A block */
 	int64_t thread_floats;
@@ -124,7 +126,7 @@ static void edge_tile(const struct gemm_run *r, const struct gemm_step *st, cons
 	const int64_t nr = r->k->nr;
 	float tile[TILE_MAX];
 
-	r->k->sgemm_ukernel(st->kc, ap, bp, tile, nr, 1.0f, 0.0f);
+	r->ukernel(st->kc, ap, bp, tile, nr, 1.0f, 0.0f);
 	for (int64_t i = 0; i < rows; i++) {
 		float *ci = c + i * g->ldc;
 
@@ -156,7 +158,7 @@ static void macro_kernel(const struct gemm_run *r, const struct gemm_step *st, i
 			const int64_t cols = min64(st->nc - jr, nr);
 
 			if (rows == mr && cols == nr)
-				r->k->sgemm_ukernel(st->kc, ap, bp, crow + jr, g->ldc, g->alpha, st->beta);
+				r->ukernel(st->kc, ap, bp, crow + jr, g->ldc, g->alpha, st->beta);
 			else
 				edge_tile(r, st, ap, bp, crow + jr, rows, cols);
 		}
@@ -189,7 +191,10 @@ static void gemm_task(void *arg, int64_t begin, int64_t end, int tid)
 				sgemm_pack_a(g, ic, mc, st.pc, st.kc, mr, apack);
 				for (st.jc = n0; st.jc < n1; st.jc += r->b.nc) {
 					st.nc = min64(n1 - st.jc, r->b.nc);
-					sgemm_pack_b(g, st.pc, st.kc, st.jc, st.nc, nr, bpack);
+					if (r->k_elems)
+						sgemm_pack_b_pairs(g, r->k_elems, st.pc, st.kc, st.jc, st.nc, nr, bpack);
+					else
+						sgemm_pack_b(g, st.pc, st.kc, st.jc, st.nc, nr, bpack);
 					macro_kernel(r, &st, ic, mc);
 				}
 			}
@@ -249,27 +254,84 @@ static void pack_mem_free(struct pack_mem *pm)
 		free(pm->buf);
 }
 
-gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g)
+/* ------------------------------------------------------ bf16 pairs */
+
+/* A rounded to bf16, row m's K elements as words[m·words ..]: two depths a
+ * word, an odd K's last high half 0 (sgemm.h, bf16_pairs). */
+struct pairs_a {
+	const struct cpu_sgemm *g;
+	cpu_quant_row_fn round_row;
+	uint32_t *words;
+	int64_t row_words;
+};
+
+static void round_a_task(void *arg, int64_t begin, int64_t end, int tid)
 {
-	const struct cpu_cntx *k = s->k;
+	const struct pairs_a *pa = arg;
+	const struct cpu_sgemm *g = pa->g;
+
+	(void)tid;
+	for (int64_t m = begin; m < end; m++) {
+		uint16_t *row = (uint16_t *)(pa->words + m * pa->row_words);
+
+		pa->round_row(g->a + m * g->a_rs, row, g->k);
+		if (g->k % 2)
+			row[g->k] = 0;
+	}
+}
+
+static gllmk_status gemm_nest(struct cpu_state *s, struct gemm_run *r)
+{
 	const int threads = cpu_pool_threads(s->pool);
-	struct gemm_run r = { .g = g, .k = k };
 	struct pack_mem pm;
 	size_t bytes;
+
+	r->b = gemm_blocking(r->k, r->g, threads);
+	r->thread_floats = round_up(r->b.kc * r->b.nc + r->b.mc * r->b.kc, 16);
+	bytes = (size_t)(r->thread_floats * threads) * sizeof(float);
+	r->buf = pack_mem_alloc(&pm, bytes);
+	if (!r->buf)
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk: %zu bytes of GEMM packing buffers", bytes);
+	cpu_pool_run(s->pool, r->b.tm * r->b.tn, 1, gemm_task, r);
+	pack_mem_free(&pm);
+	return GLLMK_OK;
+}
+
+/* The GEMM on bf16 pairs: A rounded once (threads over its rows), then the
+ * loop nest on K/2 words with the bf16 microkernel. */
+static gllmk_status gemm_bf16_pairs(struct cpu_state *s, const struct cpu_sgemm *g)
+{
+	struct cpu_sgemm w = *g;
+	struct pairs_a pa = { .g = g, .round_row = s->k->quant_row[GLLMK_BF16], .row_words = (g->k + 1) / 2 };
+	struct gemm_run r = { .g = &w, .k = s->k, .ukernel = s->k->bf16_ukernel, .k_elems = g->k };
+	struct pack_mem pm;
+	const size_t bytes = (size_t)(g->m * pa.row_words) * sizeof(uint32_t);
+	gllmk_status st;
+
+	pa.words = (uint32_t *)pack_mem_alloc(&pm, bytes);
+	if (!pa.words)
+		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk: %zu bytes of bf16 activations", bytes);
+	cpu_pool_run(s->pool, g->m, 1 + (1 << 14) / g->k, round_a_task, &pa);
+	w.a = (const float *)pa.words;  /* 32-bit words the packing moves as they are */
+	w.a_rs = pa.row_words;
+	w.a_cs = 1;
+	w.k = pa.row_words;
+	st = gemm_nest(s, &r);
+	pack_mem_free(&pm);
+	return st;
+}
+
+gllmk_status cpu_sgemm_run(struct cpu_state *s, const struct cpu_sgemm *g)
+{
+	struct gemm_run r = { .g = g, .k = s->k, .ukernel = s->k->sgemm_ukernel };
 
 	if (g->alpha == 0.0f) {
 		scale_c(g);
 		return GLLMK_OK;
 	}
+	if (g->bf16_pairs)
+		return gemm_bf16_pairs(s, g);
 	if (sgemm_small_m(s, g))
 		return GLLMK_OK;
-	r.b = gemm_blocking(k, g, threads);
-	r.thread_floats = round_up(r.b.kc * r.b.nc + r.b.mc * r.b.kc, 16);
-	bytes = (size_t)(r.thread_floats * threads) * sizeof(float);
-	r.buf = pack_mem_alloc(&pm, bytes);
-	if (!r.buf)
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk: %zu bytes of GEMM packing buffers", bytes);
-	cpu_pool_run(s->pool, r.b.tm * r.b.tn, 1, gemm_task, &r);
-	pack_mem_free(&pm);
-	return GLLMK_OK;
+	return gemm_nest(s, &r);
 }

@@ -50,6 +50,12 @@ void sgemm_pack_a(const struct cpu_sgemm *g, int64_t i0, int64_t mc, int64_t p0,
 		   float *dst);
 void sgemm_pack_b(const struct cpu_sgemm *g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t nr, float *dst);
 
+/* pack.c, bf16 pairs (sgemm.h): as sgemm_pack_b, B(p, j) the word of
+ * depths 2p, 2p + 1 of weight row j, k_elems the weights' K (g->k counts
+ * words there). */
+void sgemm_pack_b_pairs(const struct cpu_sgemm *g, int64_t k_elems, int64_t p0, int64_t kc, int64_t j0,
+			int64_t nc, int64_t nr, float *dst);
+
 /* sgemm_small_m.c: M below the register block; 0 when the layout has no
  * such path (then the GEMM runs). */
 int sgemm_small_m(struct cpu_state *s, const struct cpu_sgemm *g);
