@@ -46,6 +46,12 @@ size_t conf_numel(int32_t ndim, const int64_t *shape);
 /* "[3,4097]" into buf (a label for messages); returns buf. */
 char *conf_shape_str(char *buf, size_t len, int32_t ndim, const int64_t *shape);
 
+/* The matmul cases of test_matmul.c, and matmul_id's and matmul_batched's
+ * of test_matmul_id.c, for weights of dtype wdt on conf.ctx (test_bf16_act.c
+ * runs them on a second context). */
+void conf_matmul_dtype(gllmk_dtype wdt);
+void conf_expert_dtype(gllmk_dtype wdt);
+
 /* Fails the current test after printing a formatted line. */
 void conf_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define conf_fail(...) conf_fail_at(__FILE__, __LINE__, __VA_ARGS__)

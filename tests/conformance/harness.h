@@ -23,8 +23,12 @@ struct conf_run {
 	gllmk_context *ctx;
 	const char *plugin;      /* name under test */
 	const char *vectors_dir; /* ggml vectors folder, or NULL when absent */
+	const char *plugin_dir;  /* where it was loaded from (a second context: test_bf16_act.c) */
 	uint64_t seed;
 	int quick;               /* smaller shapes (emulators, sanitizers) */
+	/* conf.ctx permits bf16 activations (GLLMK_OPEN_BF16_ACTIVATIONS):
+	 * ref_matmul's bounds for bf16 weights are the looser ones then. */
+	int bf16_act;
 };
 extern struct conf_run conf; /* filled by main before any test runs */
 

@@ -203,6 +203,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &a);
 	conf.plugin = a.plugin;
+	conf.plugin_dir = a.plugin_dir;
 	conf.vectors_dir = is_dir(a.vectors) ? a.vectors : NULL;
 	conf.ctx = open_plugin(&a);
 	printf("conformance %s: seed %llu%s, vectors %s\n", a.plugin, (unsigned long long)conf.seed,

@@ -67,9 +67,16 @@ int ref_compare_q8(gllmk_dtype dt, const float *x, const void *got, const void *
  * allowed error (SPEC/TOLERANCES.md, "matrix, quant, attention"):
  *   1e-5 · Σ_k |x_k·w_k|                                 (f32 accumulation)
  * + 6 · sqrt(Σ_k (e_k·w_k)²), e_k = 0.6·amax(x's block)/127 for block dtypes
- *   (a plugin may quantize x to q8_0/q8_K), 0 for f32/f16/bf16 (x stays f32).
+ *   (a plugin may quantize x to q8_0/q8_K), 0 for f32/f16/bf16 (x stays f32)
+ * and, for bf16 weights when conf.bf16_act (x may be rounded to bf16):
+ * + 2⁻⁸ · Σ_k |x_k·w_k| + 2⁻¹²⁶ · (K + Σ_k (|x_k| + |w_k|))
+ *   (each x_k moves by at most 2⁻⁸ of itself; vdpbf16ps flushes subnormal
+ *   inputs and sums to zero).
  */
 void ref_matmul(gllmk_dtype wdt, const void *w, size_t w_row_bytes, int64_t n_rows, int64_t k, const float *x,
 		int64_t m, const float *bias, double *y, double *bound);
+/* matmul's norm-wise bound on results of >= 64 independent elements: 1e-2
+ * block weights, 1e-4 f32/f16/bf16, 2⁻⁸ bf16 when conf.bf16_act. */
+double ref_matmul_norm_tolerance(gllmk_dtype wdt);
 
 #endif

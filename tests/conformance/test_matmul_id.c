@@ -59,11 +59,6 @@ static const struct id_case id_cases[] = {
 
 #define NORM_MIN_ELEMS 64
 
-static double norm_tolerance(gllmk_dtype wdt)
-{
-	return ref_dtype_is_block(wdt) ? 1e-2 : 1e-4;
-}
-
 static int32_t pick_id(const struct id_case *c, struct conf_rng *r, int64_t slot)
 {
 	switch (c->pick) {
@@ -193,7 +188,7 @@ static void matmul_id_one(gllmk_dtype wdt, const struct id_case *c)
 	conf_download(&yt, got);
 	conf_check_within(what, got, want, bound, (size_t)(out_rows * n));
 	if (out_rows * n >= NORM_MIN_ELEMS)
-		conf_check_rel_norm(what, got, want, (size_t)(out_rows * n), norm_tolerance(wdt));
+		conf_check_rel_norm(what, got, want, (size_t)(out_rows * n), ref_matmul_norm_tolerance(wdt));
 	if (c->padded)
 		conf_check_padding(&yt);
 
@@ -265,7 +260,7 @@ static void batched_one(gllmk_dtype wdt, const struct batched_case *c)
 	conf_download(&yt, got);
 	conf_check_within(what, got, want, bound, (size_t)(c->b * per_y));
 	if (c->b * per_y >= NORM_MIN_ELEMS)
-		conf_check_rel_norm(what, got, want, (size_t)(c->b * per_y), norm_tolerance(wdt));
+		conf_check_rel_norm(what, got, want, (size_t)(c->b * per_y), ref_matmul_norm_tolerance(wdt));
 	if (c->padded)
 		conf_check_padding(&yt);
 
@@ -279,7 +274,7 @@ static void batched_one(gllmk_dtype wdt, const struct batched_case *c)
 	free(bound);
 }
 
-static void expert_dtype(gllmk_dtype wdt)
+void conf_expert_dtype(gllmk_dtype wdt)
 {
 	conf_begin("matmul_id");
 	for (size_t i = 0; i < sizeof(id_cases) / sizeof(id_cases[0]); i++)
@@ -373,7 +368,7 @@ static void matmul_id_bad_device_ids(void **state)
 }
 
 CONF_GROUP(matmul_id) = {
-	CONF_DTYPE_TESTS("matmul_id", expert_dtype, conf_weight_dtype),
+	CONF_DTYPE_TESTS("matmul_id", conf_expert_dtype, conf_weight_dtype),
 	cmocka_unit_test(matmul_id_bad_ids),
 	cmocka_unit_test(matmul_id_bad_device_ids),
 };
