@@ -425,12 +425,26 @@ def encode_like_ggml(x, qtype):
     return encode_q8_0(x) if gguf.GGML_QUANT_SIZES[qtype][0] == 32 else encode_q8_K(x)
 
 
+def round_bf16(x):
+    """x rounded to bf16 (round to nearest even, as ggml's GGML_FP32_TO_BF16), in float64."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def encode_bf16_activations(x, qtype):
+    """Activations as a plugin under GLLMK_OPEN_BF16_ACTIVATIONS sees them: rounded to
+    bf16 before every bf16-weight product (gllmk-run --bf16-activations)."""
+    return round_bf16(x) if qtype == gguf.GGMLQuantizationType.BF16 else x
+
+
 def logits(m, prompt, generated, encode=None, kv_type="F16", n_ctx=0):
     """The logits gllmk-run --logits writes: one row per evaluated position, the P
     prompt tokens then the N - 1 generated tokens fed back (teacher forcing with the
     ids gllmk chose, so a near tie cannot make the two sequences diverge). One causal
     pass over all of them: the same numbers as gllmk-run's batches and decode steps.
-    `encode`: None (exact), or encode_like_ggml (the variant SPEC/OPERATORS.md allows);
+    `encode`: None (exact), encode_like_ggml (the variant SPEC/OPERATORS.md allows) or
+    encode_bf16_activations (what GLLMK_OPEN_BF16_ACTIVATIONS allows);
     `kv_type`: the cache's type, gllmk-run's --kv-type (F16, Q8_0, Q4_0); `n_ctx`:
     gllmk-run's context (its JSON's n_ctx; 0: prompt + generated), which picks
     Phi-3's LongRoPE factors."""

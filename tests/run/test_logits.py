@@ -54,7 +54,17 @@ PLUGINS = ["cpu-generic", "cpu-avx2", "cpu-avx512", "cpu-neon", "vulkan", "openc
 # lands at 0.25…5, far past the float bound (the float cases carry those wiring
 # checks); the quant cases check each type's decoding and the plumbing around it,
 # where a mistake is O(1).
-TOL = {"float": 1.5e-3, "quant": 5e-1}
+# - "bf16act" (f32/f16/bf16 weights, run with --bf16-activations): the bf16 matmuls may
+#   round their activations to bf16 (GLLMK_OPEN_BF16_ACTIVATIONS), 2^-8 of each element
+#   at most, ~1.5e-3 of a product's rms (SPEC/TOLERANCES.md "bf16 activations"), which
+#   two random layers amplify: the reference with that rounding
+#   (reference.encode_bf16_activations, in the message) lies 1.3e-2…1.6e-2 from the
+#   exact one, and cpu-avx512 with AVX512-BF16 lands at 1.4e-2 from the exact one;
+#   against the rounded one it is no closer (9e-3…1.3e-2), because an activation whose
+#   f32 value differs by 1e-7 may round to the other bf16 neighbour (2^-8 away) and the
+#   random layers amplify such flips, as they do q8 flips. ~3.6x the worst; the wiring
+#   mistakes above land at 0.25 or more.
+TOL = {"float": 1.5e-3, "quant": 5e-1, "bf16act": 5e-2}
 
 # Which plugins run a case: "core" every plugin (emulated ones too: every arch and
 # the fast dtypes); "gpu" also vulkan (lavapipe) and opencl (PoCL), which are slow
@@ -72,6 +82,7 @@ class Case:
     batch: int = 0  # --batch (0: gllmk-run's default)
     kv: str = "f16"  # --kv-type
     mmap: bool = False  # --mmap: CPU plugins compute on the file's pages, not a copy
+    bf16_act: bool = False  # --bf16-activations
 
     def args(self):
         return make_model.parse_args(list(self.model) + ["--out", "-"])
@@ -176,6 +187,12 @@ CASES = [
     *(llama(d, "full") for d in ("BF16", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q5_K",
                                  "IQ4_NL", "IQ4_XS")),
     llama("F32", "full", "--kv-heads", "4", name="llama-mha"),
+    # --bf16-activations: prompts of 40 and 64 tokens put the bf16 matmuls (and
+    # matmul_id's larger expert groups) on cpu-avx512's vdpbf16ps GEMM where the CPU
+    # has AVX512-BF16; decode steps stay exact; the other plugins ignore the flag
+    llama("BF16", "full", name="llama-BF16-bf16act-prompt40", prompt=40, n=3, bf16_act=True),
+    Case("qwen3moe-BF16-bf16act-prompt64", "full", ("--arch", "qwen3moe", "--dtype", "BF16"), prompt=64, n=3,
+         bf16_act=True),
     # --kv-type: the cache in ggml's q8_0 / q4_0 (gllmk_kv_store, gllmk_attention_ext);
     # the reference rounds K/V the same way. GPU plugins too (their attention decodes
     # the blocks in the kernel)
@@ -258,6 +275,8 @@ def run_gllmk(cmd, model, case, plugin, logits_path):
         argv += ["--kv-type", case.kv]
     if case.mmap:
         argv += ["--mmap"]
+    if case.bf16_act:
+        argv += ["--bf16-activations"]
     p = subprocess.run(argv, capture_output=True, timeout=300)
     if p.returncode != 0:
         err = p.stderr.decode(errors="replace").strip()
@@ -294,6 +313,8 @@ def compare(case, doc, got, ref_model):
     """The case's verdict: (ok, class, worst error/rms, message)."""
     sent = [int(i) for i in prompt_ids(case)]
     cls = tol_class(ref_model)
+    if case.bf16_act and cls == "float":
+        cls = "bf16act"
     if doc["prompt"] != sent or len(doc["generated"]) != case.n or doc["n_vocab"] != ref_model.n_vocab:
         return False, cls, np.inf, (f"json prompt {doc['prompt']}, generated {doc['generated']}, "
                                     f"n_vocab {doc['n_vocab']} for {sent}, n {case.n}")
@@ -309,6 +330,10 @@ def compare(case, doc, got, ref_model):
         encoded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_like_ggml,
                                    case.kv.upper(), doc["n_ctx"])
         msg += f", vs q8 acts {row_errors(got, encoded).max():.1e}"
+    if cls == "bf16act":
+        rounded = reference.logits(ref_model, doc["prompt"], doc["generated"], reference.encode_bf16_activations,
+                                   case.kv.upper(), doc["n_ctx"])
+        msg += f", vs bf16 acts {row_errors(got, rounded).max():.1e}"
     # temp 0 samples the argmax of the row gllmk wrote (ties to the lowest index)
     own = np.argmax(got[len(sent) - 1:], axis=1).tolist()
     if own != doc["generated"]:

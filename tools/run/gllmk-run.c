@@ -30,6 +30,9 @@ static const char USAGE[] =
 	"      --logits FILE      write every evaluated position's logits (f32 rows)\n"
 	"      --mmap             CPU plugins: compute on the file's mapped pages (instant load) instead of\n"
 	"                         a copy in gllmk buffers (huge pages: faster decode)\n"
+	"      --bf16-activations open with GLLMK_OPEN_BF16_ACTIVATIONS: bf16-weight matmuls may round\n"
+	"                         activations to bf16 as llama.cpp does (cpu-avx512 with AVX512-BF16:\n"
+	"                         vdpbf16ps prefill; ~1.5e-3 relative error per product, not 1e-7)\n"
 	"      --parallel N       decode N sequences at once (prompt prefixes of different lengths) through\n"
 	"                         one paged cache and gllmk_attention_varlen (argmax); with --bench: a row\n"
 	"                         of aggregate decode tokens/s for 1, 8 and 64 sequences\n"
@@ -81,7 +84,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP };
+       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP, O_BF16_ACT };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -96,7 +99,7 @@ static const struct option LONG_OPTS[] = {
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
 	{ "kv-type", required_argument, NULL, O_KV_TYPE }, { "parallel", required_argument, NULL, O_PARALLEL },
 	{ "mmap", no_argument, NULL, O_MMAP },		   { "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	{ "bf16-activations", no_argument, NULL, O_BF16_ACT }, { "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -144,6 +147,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_PARALLEL: r = parse_i64(arg, "--parallel", 1, 4096, &o->parallel, e); break;
 	case 'q': o->quiet = true; break;
 	case O_MMAP: o->mmap = true; break;
+	case O_BF16_ACT: o->bf16_act = true; break;
 	default: r = run_fail(e, RUN_E_BAD_INPUT, "unknown option (gllmk-run --help lists them)");
 	}
 	return r;
@@ -612,7 +616,8 @@ out:
 
 static int open_context(const struct run_opts *o, gllmk_context **ctx, struct run_error *e)
 {
-	gllmk_options go = { .struct_size = sizeof(go), .plugins = o->plugin, .n_threads = o->threads };
+	gllmk_options go = { .struct_size = sizeof(go), .plugins = o->plugin, .n_threads = o->threads,
+			     .flags = o->bf16_act ? GLLMK_OPEN_BF16_ACTIVATIONS : 0 };
 	gllmk_status st = gllmk_open(&go, ctx);
 
 	return st ? run_gllmk_error(e, "gllmk_open", st) : 0;
