@@ -16,7 +16,7 @@
  *    weights in a context opened with GLLMK_OPEN_BF16_ACTIVATIONS, where
  *    the ISA has the bf16 GEMM microkernel: the same GEMM on bf16 pairs
  *    (x rounded to bf16 once per call, vdpbf16ps; gemm/sgemm.h), above
- *    SMALL_M_BF16_PAIRS rows.
+ *    SMALL_M_BF16_PAIRS (32) rows.
  *  - small M with vec_dot (the ISA gives one for w's dtype, as ggml does):
  *    activation rows are encoded once into the kernel's vec_dtype
  *    (q8_0/q8_K, or used as f32), then each output is one vec_dot; threads
@@ -53,12 +53,13 @@
  * AVX-512 (4×4 tiles) and M = 128 on AVX2 (4×2). */
 #define SMALL_M_HALF_ROWS_PER_X_ROW 32
 /* bf16 weights in a context that permits bf16 activations, on an ISA with
- * the bf16 GEMM (cpu_cntx.bf16_ukernel): the GEMM on bf16 pairs from this
- * many rows up. Its packing moves 16-bit weights without decoding them, so
- * it overtakes the exact f32 tiles far below their 128 (BENCHMARKS.md,
- * "Session 11"); below, and at M = 1 where the weights' bandwidth decides,
- * x stays f32. */
-#define SMALL_M_BF16_PAIRS SMALL_M
+ * the bf16 GEMM (cpu_cntx.bf16_ukernel): the GEMM on bf16 pairs above this
+ * many rows. Its packing moves 16-bit words without decoding them, so it
+ * overtakes the exact f32 tiles well below their 128: the 1B model's layer
+ * on Zen 4, 2 threads, tiles / pairs GFLOP/s: M = 32 196 / 180, 40 195 /
+ * 224, 64 198 / 228, 128 189 / 311 (BENCHMARKS.md, "Session 11"). Below,
+ * and at M = 1 where the weights' bandwidth decides, x stays f32. */
+#define SMALL_M_BF16_PAIRS 32
 #define GROUP_M SMALL_M_F32_ROWS /* activation rows a group of weight rows meets at a time */
 #define DOT_CHUNK 4096          /* weight elements decoded at a time; a multiple of QK_K */
 #define VEC_TILE_N 8            /* weight rows a thread takes at a time (a multiple of dot_rows) */

@@ -69,7 +69,8 @@ static const struct mm_case mm_cases[] = {
 	/* a long prompt: the int8 GEMM's weight panels met by many M tiles */
 	{ .m = 512, .n = 23, .k_blocks = 12, .bias = 1, .w_padded = 1 },
 	/* odd K past a block of the GEMMs (bf16 pairs: an odd K's last word
-	 * half empty, rows on 2-byte boundaries), just above M = 16 */
+	 * half empty, rows on 2-byte boundaries), on both sides of the bf16
+	 * pairs' M = 32 */
 	{ .m = 17, .n = 7, .k_elems = 4097, .bias = 1, .float_only = 1 },
 	{ .m = 33, .n = 33, .k_elems = 4097, .x = X_PADDED, .w_padded = 1, .float_only = 1 },
 	{ .m = 1, .n = 7, .k_elems = 4097, .float_only = 1 },

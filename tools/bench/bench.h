@@ -31,6 +31,7 @@ struct bench_opts {
 	int prefill_m;          /* 0: 512 (8 with smoke) */
 	bool json;
 	bool smoke;
+	bool bf16_act;          /* --bf16-activations: GLLMK_OPEN_BF16_ACTIVATIONS */
 };
 
 /* ------------------------------------------------------------ machine */

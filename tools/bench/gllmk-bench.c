@@ -2,7 +2,8 @@
  * next to the machine's limits, measured at start.
  *
  *   gllmk-bench [--plugin NAME] [--plugin-dir DIR] [--threads N] [--filter SUBSTR]
- *               [--reps N] [--models LIST] [--prefill LIST] [--prefill-m M] [--json] [--smoke]
+ *               [--reps N] [--models LIST] [--prefill LIST] [--prefill-m M] [--bf16-activations]
+ *               [--json] [--smoke]
  *
  * A Markdown table by default (ready for BENCHMARKS.md), one JSON document
  * with --json. --smoke runs tiny sizes in seconds: what CI runs; its figures
@@ -34,6 +35,7 @@ static void usage(FILE *f)
 		"                     (default all)\n"
 		"  --prefill LIST     models whose layer shapes also run at M = 512 (default 1b)\n"
 		"  --prefill-m M      that M instead of 512 (a short prompt: 64)\n"
+		"  --bf16-activations open with GLLMK_OPEN_BF16_ACTIVATIONS (bf16 matmuls may round x)\n"
 		"  --json             one JSON document instead of the table\n"
 		"  --smoke            tiny sizes and %d repetitions: checks the tool, not the machine\n",
 		DEFAULT_REPS, SMOKE_REPS);
@@ -58,7 +60,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "reps", required_argument, NULL, 'r' },    { "json", no_argument, NULL, 'j' },
 		{ "smoke", no_argument, NULL, 's' },         { "help", no_argument, NULL, 'h' },
 		{ "models", required_argument, NULL, 'm' },  { "prefill", required_argument, NULL, 'P' },
-		{ "prefill-m", required_argument, NULL, 'M' }, { 0 },
+		{ "prefill-m", required_argument, NULL, 'M' }, { "bf16-activations", no_argument, NULL, 'B' },
+		{ 0 },
 	};
 	int c, reps = 0;
 
@@ -91,6 +94,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			if (parse_int(optarg, 2, &o->prefill_m))
 				return -1;
 			break;
+		case 'B': o->bf16_act = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
@@ -120,6 +124,7 @@ static int open_context(struct bench *b)
 		.plugins = o->plugin,
 		.plugin_dir = o->plugin_dir,
 		.n_threads = b->lim.threads,
+		.flags = o->bf16_act ? GLLMK_OPEN_BF16_ACTIVATIONS : 0,
 	};
 	gllmk_status st = gllmk_open(&opts, &b->ctx);
 
