@@ -13,6 +13,11 @@
  *   guard DIR           on debugtest-wrong: call #1 add, call #2 relu, which
  *                       writes one element past its output view (only run
  *                       it under GLLMK_DEBUG=check: the guard takes the hit)
+ *   bf16act             the automatically selected plugin opened with
+ *                       GLLMK_OPEN_BF16_ACTIVATIONS: call #1 convert (f32 to
+ *                       bf16 weights), call #2 a bf16 matmul at M = 64, whose
+ *                       x a plugin may round to bf16 (cpu-avx512 with
+ *                       AVX512-BF16 does: ~2e-3 from cpu-generic)
  *
  * Exit status 0 on success, 1 with gllmk_last_error() when a call failed.
  */
@@ -304,6 +309,24 @@ static int wrong_plugin(const char *dir, int guard)
 	return 0;
 }
 
+static int bf16_activations(void)
+{
+	struct prog p = { .seed = 5 };
+	const int64_t sx[2] = { 64, 256 }, sw[2] = { 48, 256 }, sy[2] = { 64, 48 };
+	const gllmk_options o = { .struct_size = sizeof(o), .flags = GLLMK_OPEN_NO_ENV | GLLMK_OPEN_BF16_ACTIVATIONS };
+	gllmk_tensor x, w, wb, y;
+
+	must(gllmk_open(&o, &p.ctx), "gllmk_open");
+	x = input(&p, 2, sx, 1.0f);
+	w = input(&p, 2, sw, 1.0f);
+	wb = tensor(&p, GLLMK_BF16, 2, sw);
+	y = tensor(&p, GLLMK_F32, 2, sy);
+	OP(&p, gllmk_convert(p.ctx, &wb, &w));
+	OP(&p, gllmk_matmul(p.ctx, &y, &x, &wb, NULL));
+	gllmk_close(p.ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "results"))
@@ -314,6 +337,8 @@ int main(int argc, char **argv)
 		return wrong_plugin(argv[2], 0);
 	if (argc == 3 && !strcmp(argv[1], "guard"))
 		return wrong_plugin(argv[2], 1);
-	fprintf(stderr, "usage: debug_prog results FILE | nan | wrong DIR | guard DIR\n");
+	if (argc == 2 && !strcmp(argv[1], "bf16act"))
+		return bf16_activations();
+	fprintf(stderr, "usage: debug_prog results FILE | nan | wrong DIR | guard DIR | bf16act\n");
 	return 2;
 }

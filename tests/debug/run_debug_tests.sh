@@ -11,7 +11,9 @@
 #   stats    the per-op table at gllmk_close
 #   check    a planted NaN and a write past a view are named with op and call
 #   compare  a wrong scale is reported against cpu-generic; a correct
-#            plugin gives no report
+#            plugin gives no report, nor one opened with
+#            GLLMK_OPEN_BF16_ACTIVATIONS whose bf16 matmul rounds x (the
+#            layer gets the flag in gllmk_open_args.flags)
 #   all      every mode at once
 #   refuse   an unknown GLLMK_DEBUG word or an unwritable GLLMK_DEBUG_FILE
 #            makes gllmk_open fail with the reason
@@ -122,6 +124,8 @@ compare)
 	# A correct plugin under compare: no report.
 	layer compare nan nan || { show "$tmp/nan.err"; fail "nan scenario under compare"; }
 	reject "$tmp/nan.err" 'compare:'
+	layer compare bf16act bf16act || { show "$tmp/bf16act.err"; fail "bf16act scenario under compare"; }
+	reject "$tmp/bf16act.err" 'compare:'
 	;;
 all)
 	results all all
