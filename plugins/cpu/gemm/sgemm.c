@@ -27,7 +27,9 @@
  * through a small C tile on the stack. B may be a quantized weight matrix
  * decoded while it is packed (matmul with large M): that is the only place
  * weights are decoded. M below the register block skips all of this (dots
- * or axpys over B, which is read once).
+ * or axpys over B, which is read once). On bf16 pairs (sgemm.h, bf16_pairs)
+ * the same nest runs on 32-bit words of two depths with the ISA's bf16
+ * microkernel, A rounded to bf16 once per call before it starts.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -36,8 +36,9 @@ struct cpu_sgemm {
 	int64_t ldc;
 	float alpha, beta;
 	/* bf16 pairs (matmul's bf16 weights in a context that permits bf16
-	 * activations; the ISA's cpu_cntx.bf16_ukernel): a as above, in f32; B
-	 * bf16 weight rows (b, b_row_bytes; b_dequant NULL). The driver rounds
+	 * activations; the ISA's cpu_cntx.bf16_ukernel): a as above, in f32,
+	 * its rows contiguous (a_cs 1); B bf16 weight rows (b, b_row_bytes;
+	 * b_dequant NULL). The driver rounds
 	 * A to bf16 once per call (round to nearest even) and both operands go
 	 * through the GEMM as 32-bit words of two consecutive depths, 2p in the
 	 * low half, 2p + 1 in the high one (0 past an odd K): the f32 GEMM's
