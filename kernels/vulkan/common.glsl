@@ -112,9 +112,14 @@ uint h2f_bits(uint h)
 	return s | (uint(103 + msb) << 23) | ((m << uint(23 - msb)) & 0x7FFFFFu);
 }
 
+/* The same value without branches (selects only), for the decoders' hot
+ * loops: a subnormal half is m · 2^-24, exact and normal in f32. */
 float h2f(uint h)
 {
-	return uintBitsToFloat(h2f_bits(h));
+	uint em = h & 0x7FFFu;
+	uint bits = em >= 0x7C00u ? 0x7F800000u | (em << 13) : (em << 13) + 0x38000000u;
+	bits = em < 0x400u ? floatBitsToUint(float(em) * 5.9604644775390625e-8) : bits;
+	return uintBitsToFloat(((h & 0x8000u) << 16) | bits);
 }
 
 /* Round to nearest even; NaN stays NaN (quiet), overflow gives inf. */

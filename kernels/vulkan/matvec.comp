@@ -14,6 +14,9 @@
  * (decode.glsl). The i-quants' codebook is copied to shared memory when
  * the workgroup starts (codebook_load, CODEBOOK_SHARED).
  *
+ * x is read four elements a load where the host says it is 16-byte aligned
+ * (flags & 4, load_x4).
+ *
  * -DSUBGROUP: the reduction uses subgroupAdd (Vulkan 1.1 subgroup
  * arithmetic), then one shared slot per subgroup; without it, a shared
  * memory tree. The host picks the variant from the device's subgroup
@@ -40,7 +43,7 @@
 layout(local_size_x = 64) in;
 
 layout(push_constant) uniform Push {
-	uint M, N, K, flags;
+	uint M, N, K, flags;       /* flags: 1 bias, 2 slot weights (IDS), 4 x 16-byte aligned */
 	uint xo, xs0;
 	uint wo, ws0;
 	uint yo, ys0;
@@ -70,13 +73,24 @@ uint m0, mc;
 uint xbase;    /* byte address of activation row 0 of the pass */
 uint biasbase; /* byte address of the bias row */
 
+/* x 16-byte aligned (flags & 4: its offset and row stride are multiples of
+ * 16): four elements in one load instead of four. */
+layout(std430, binding = 2) readonly buffer Buf2v { vec4 d[]; } b2v;
+
+/* x[k .. k + 3] at byte xa. */
+vec4 load_x4(uint xa)
+{
+	if ((p.flags & 4u) != 0u)
+		return b2v.d[xa >> 4];
+	return vec4(LDF(b2, xa), LDF(b2, xa + 4u), LDF(b2, xa + 8u), LDF(b2, xa + 12u));
+}
+
 /* acc[j] += v . x[m0 + j, k .. k + 3] for the rows present. */
 void fma4(vec4 v, uint k)
 {
 	[[unroll]] for (uint j = 0u; j < MV_M; j++) {
 		if (j < mc) {
-			uint xa = xbase + (m0 + j) * p.xs0 + 4u * k;
-			vec4 xv = vec4(LDF(b2, xa), LDF(b2, xa + 4u), LDF(b2, xa + 8u), LDF(b2, xa + 12u));
+			vec4 xv = load_x4(xbase + (m0 + j) * p.xs0 + 4u * k);
 			acc[j] += v.x * xv.x;
 			acc[j] += v.y * xv.y;
 			acc[j] += v.z * xv.z;

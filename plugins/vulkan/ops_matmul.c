@@ -52,6 +52,13 @@ static uint32_t batch_stride(gllmk_t t)
 	return t->ndim == 3 && t->shape[0] > 1 ? (uint32_t)t->stride[0] : 0;
 }
 
+/* matvec.comp's flag 4: x's offset and strides (bytes) are multiples of 16,
+ * so the kernel may read x four elements a load. */
+static uint32_t matvec_x_flag(uint32_t xo, uint32_t xs0, uint32_t xs1)
+{
+	return (xo | xs0 | xs1) % 16 == 0 ? 4u : 0u;
+}
+
 /* The 2-D matrix shape of x [M, K] or [B, M, K]: its last two dims. */
 static uint32_t dim_from_end(gllmk_t t, int d)
 {
@@ -90,6 +97,7 @@ static gllmk_status matmul_run(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w
 			.biaso = bo,
 			.xs1 = batch_stride(x), .wse = batch_stride(w), .ys1 = batch_stride(y), .B = B,
 		};
+		p.flags |= matvec_x_flag(p.xo, p.xs0, p.xs1);
 		const struct vk_weight_kernels *wk = &vk_weight_kernels[w->dtype];
 		return vk_dispatch(c, vk_pick(c, wk->matvec, wk->matvec_sg), &call, &p, sizeof(p), (uint64_t)N * B);
 	}
@@ -191,6 +199,7 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 	p.wo = vk_bind(c, &call, 1, w, false);
 	p.xo = vk_bind(c, &call, 2, x, false);
 	p.biaso = bias ? vk_bind(c, &call, 3, bias, false) : 0;
+	p.flags |= matvec_x_flag(p.xo, p.xs0, p.xs1);
 	p.ido = vk_bind(c, &call, 4, ids, false);
 	p.swo = sw ? vk_bind(c, &call, 5, sw, false) : 0;
 	return vk_dispatch(c, vk_pick(c, wk->matvec_id, wk->matvec_id_sg), &call, &p, sizeof(p), (uint64_t)N * T);
