@@ -88,6 +88,10 @@ struct bench_limits {
 	uint64_t llc_bytes; /* = llc.total; 0 unknown */
 	struct bench_llc llc;
 	double loadavg;     /* 1-minute load average at start; < 0 unknown */
+	/* GPU plugins (bench_device.c): device copy GB/s (read + write), the
+	 * limit of their GB/s rows; 0 for CPU plugins. */
+	double device_copy, device_mib;
+	double device_copy_engine, device_copy_shader; /* the two copies behind it */
 	char cpu[128];      /* model name */
 };
 
@@ -96,6 +100,11 @@ void bench_read_llc(struct bench_llc *llc);
 uint64_t bench_llc_bytes(void); /* llc.total */
 /* 0, or -1 when memory for the bandwidth buffer is missing. */
 int bench_measure_limits(struct bench_limits *lim, int threads, bool smoke);
+struct bench;
+/* A GPU plugin's device memory bandwidth into b->lim (a no-op for CPU ones). */
+void bench_measure_device(struct bench *b);
+/* The GB/s rows' limit: the device's copy bandwidth, else the DRAM read's. */
+double bench_memory_limit(const struct bench *b);
 
 /* ------------------------------------------------------------ OpenBLAS */
 

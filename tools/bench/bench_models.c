@@ -323,9 +323,9 @@ static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 			bench_rate(r, &sum, bytes / 1e9);
 			r->tokens_per_s = 1.0 / t_med;
 			snprintf(r->note, sizeof(r->note),
-				 "%d layers + output: %.0f MiB in %.2f ms = %.1f tok/s; %.1f tok/s at the DRAM limit",
+				 "%d layers + output: %.0f MiB in %.2f ms = %.1f tok/s; %.1f tok/s at the memory limit",
 				 md->layers, bytes / BENCH_MiB, t_med * 1e3, r->tokens_per_s,
-				 b->lim.dram > 0 ? b->lim.dram * 1e9 / bytes : NAN);
+				 bench_memory_limit(b) > 0 ? bench_memory_limit(b) * 1e9 / bytes : NAN);
 			bench_finish_result(b, r);
 		}
 	}

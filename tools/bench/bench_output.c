@@ -47,8 +47,8 @@ void bench_finish_result(const struct bench *b, struct bench_result *r)
 {
 	if (r->limit == BENCH_LIMIT_PEAK && b->lim.peak > 0)
 		r->pct = 100.0 * r->median / b->lim.peak;
-	else if (r->limit == BENCH_LIMIT_DRAM && b->lim.dram > 0)
-		r->pct = 100.0 * r->median / b->lim.dram;
+	else if (r->limit == BENCH_LIMIT_DRAM && bench_memory_limit(b) > 0)
+		r->pct = 100.0 * r->median / bench_memory_limit(b);
 	if (!b->opt->json)
 		bench_print_row(b, r);
 }
@@ -94,6 +94,11 @@ void bench_print_header(const struct bench *b)
 	printf("- DRAM read bandwidth (%.0f MiB, best kernel's median of %d): %.1f GB/s on 1 thread, %.1f GB/s on %d"
 	       " (limit: %s)\n", l->dram_mib, l->dram_reps, l->dram_1t, l->dram, l->threads,
 	       l->dram_kernel ? l->dram_kernel : "-");
+	if (l->device_mib > 0)
+		printf("- device memory (%s, %.0f MiB copied on the device, median of %d): %.1f GB/s read + written"
+		       " (gllmk_buffer_copy %.1f, gllmk_convert %.1f; the best is the limit of the GB/s rows below)\n",
+		       b->plugin, l->device_mib, b->opt->smoke ? 2 : 7, l->device_copy, l->device_copy_engine,
+		       l->device_copy_shader);
 	printf("- DRAM read kernels, GB/s median (best) on 1 thread / on %d:", l->threads);
 	for (int k = 0; k < l->n_reads; k++)
 		printf("%s %s %.1f (%.1f) / %.1f (%.1f)", k ? ";" : "", l->reads[k].name, l->reads[k].gbs_1t,
@@ -221,6 +226,9 @@ void bench_print_json(const struct bench *b)
 	json_field_num("dram_read_gbs", l->dram, ", ");
 	json_field_str("dram_read_kernel", l->dram_kernel, ", ");
 	json_field_num("dram_read_reps", l->dram_reps, ", ");
+	json_field_num("device_copy_gbs", l->device_copy, ", ");
+	json_field_num("device_copy_engine_gbs", l->device_copy_engine, ", ");
+	json_field_num("device_copy_shader_gbs", l->device_copy_shader, ", ");
 	printf("\"dram_read_kernels\": [");
 	for (int k = 0; k < l->n_reads; k++) {
 		printf("%s{", k ? ", " : "");
