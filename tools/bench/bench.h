@@ -92,6 +92,8 @@ struct bench_limits {
 	 * limit of their GB/s rows; 0 for CPU plugins. */
 	double device_copy, device_mib;
 	double device_copy_engine, device_copy_shader; /* the two copies behind it */
+	int device_reps;
+	bool device_is_limit; /* a GPU: device_copy is the limit, not dram */
 	char cpu[128];      /* model name */
 };
 
@@ -100,11 +102,12 @@ void bench_read_llc(struct bench_llc *llc);
 uint64_t bench_llc_bytes(void); /* llc.total */
 /* 0, or -1 when memory for the bandwidth buffer is missing. */
 int bench_measure_limits(struct bench_limits *lim, int threads, bool smoke);
-struct bench;
-/* A GPU plugin's device memory bandwidth into b->lim (a no-op for CPU ones). */
-void bench_measure_device(struct bench *b);
-/* The GB/s rows' limit: the device's copy bandwidth, else the DRAM read's. */
-double bench_memory_limit(const struct bench *b);
+/* bench_device.c: a GPU plugin's device memory bandwidth into lim (a no-op
+ * for CPU plugins); gllmk-bench and gllmk-run call it after their runs. */
+void bench_measure_device(gllmk_context *ctx, bool smoke, struct bench_limits *lim);
+/* The memory limit of GB/s figures: a GPU's device copy, else the DRAM
+ * read. */
+double bench_memory_limit(const struct bench_limits *lim);
 
 /* ------------------------------------------------------------ OpenBLAS */
 

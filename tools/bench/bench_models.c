@@ -325,7 +325,7 @@ static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 			snprintf(r->note, sizeof(r->note),
 				 "%d layers + output: %.0f MiB in %.2f ms = %.1f tok/s; %.1f tok/s at the memory limit",
 				 md->layers, bytes / BENCH_MiB, t_med * 1e3, r->tokens_per_s,
-				 bench_memory_limit(b) > 0 ? bench_memory_limit(b) * 1e9 / bytes : NAN);
+				 bench_memory_limit(&b->lim) > 0 ? bench_memory_limit(&b->lim) * 1e9 / bytes : NAN);
 			bench_finish_result(b, r);
 		}
 	}

@@ -47,8 +47,8 @@ void bench_finish_result(const struct bench *b, struct bench_result *r)
 {
 	if (r->limit == BENCH_LIMIT_PEAK && b->lim.peak > 0)
 		r->pct = 100.0 * r->median / b->lim.peak;
-	else if (r->limit == BENCH_LIMIT_DRAM && bench_memory_limit(b) > 0)
-		r->pct = 100.0 * r->median / bench_memory_limit(b);
+	else if (r->limit == BENCH_LIMIT_DRAM && bench_memory_limit(&b->lim) > 0)
+		r->pct = 100.0 * r->median / bench_memory_limit(&b->lim);
 	if (!b->opt->json)
 		bench_print_row(b, r);
 }
@@ -96,9 +96,9 @@ void bench_print_header(const struct bench *b)
 	       l->dram_kernel ? l->dram_kernel : "-");
 	if (l->device_mib > 0)
 		printf("- device memory (%s, %.0f MiB copied on the device, median of %d): %.1f GB/s read + written"
-		       " (gllmk_buffer_copy %.1f, gllmk_convert %.1f; the best is the limit of the GB/s rows below)\n",
-		       b->plugin, l->device_mib, b->opt->smoke ? 2 : 7, l->device_copy, l->device_copy_engine,
-		       l->device_copy_shader);
+		       " (gllmk_buffer_copy %.1f, gllmk_convert %.1f)%s\n", b->plugin, l->device_mib, l->device_reps,
+		       l->device_copy, l->device_copy_engine, l->device_copy_shader,
+		       l->device_is_limit ? ": the limit of the GB/s rows below" : "; a CPU device: the DRAM read is the limit");
 	printf("- DRAM read kernels, GB/s median (best) on 1 thread / on %d:", l->threads);
 	for (int k = 0; k < l->n_reads; k++)
 		printf("%s %s %.1f (%.1f) / %.1f (%.1f)", k ? ";" : "", l->reads[k].name, l->reads[k].gbs_1t,
@@ -120,7 +120,8 @@ void bench_print_row(const struct bench *b, const struct bench_result *r)
 	if (isnan(r->pct))
 		snprintf(pct, sizeof(pct), "-");
 	else
-		snprintf(pct, sizeof(pct), "%.1f%% %s", r->pct, r->limit == BENCH_LIMIT_PEAK ? "peak" : "DRAM");
+		snprintf(pct, sizeof(pct), "%.1f%% %s", r->pct, r->limit == BENCH_LIMIT_PEAK ? "peak"
+				 : b->lim.device_is_limit ? "device" : "DRAM");
 	if (isnan(r->ratio))
 		snprintf(ratio, sizeof(ratio), "-");
 	else

@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	}
 	if (open_context(&b))
 		return 1;
-	bench_measure_device(&b);
+	bench_measure_device(b.ctx, opt.smoke, &b.lim);
 	b.blas = bench_blas_open(threads, &b.blas_why);
 	if (!opt.json)
 		bench_print_header(&b);

@@ -10,8 +10,9 @@
  *          each prefilled alone), --tg packed steps of one token per
  *          sequence through the paged cache and gllmk_attention_varlen.
  * A warm-up of each comes first; the figures are the median, min and max of
- * --reps runs. The decode roofline is DRAM read bandwidth (bench_machine.c's
- * probe, the same gllmk-bench reports) / weight bytes read per token. */
+ * --reps runs. The decode roofline is the memory bandwidth (bench_machine.c's
+ * DRAM probe, or a GPU plugin's device copy where faster: bench_device.c,
+ * the figures gllmk-bench reports) / weight bytes read per token. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +243,7 @@ struct bench_report {
 
 static double roofline(const struct bench_report *b)
 {
-	return b->lim.dram * 1e9 / (double)b->m->weight_bytes_per_token;
+	return bench_memory_limit(&b->lim) * 1e9 / (double)b->m->weight_bytes_per_token;
 }
 
 static void print_table(const struct bench_report *b)
@@ -255,6 +256,10 @@ static void print_table(const struct bench_report *b)
 	       o->bf16_act ? ", --bf16-activations" : "");
 	printf("machine: %s; DRAM read %.1f GB/s (%d threads), FMA peak %.0f GFLOP/s, load average %.2f\n", b->lim.cpu,
 	       b->lim.dram, b->lim.threads, b->lim.peak, b->lim.loadavg);
+	if (b->lim.device_mib > 0)
+		printf("device: %s memory %.1f GB/s read + written (a %.0f MiB device copy)%s\n", b->plugin,
+		       b->lim.device_copy, b->lim.device_mib,
+		       b->lim.device_is_limit ? ": the roofline's bandwidth" : "; a CPU device: the DRAM read is the roofline's");
 	printf("%-8s %28s %28s %7s  %s\n", "test", "gllmk t/s (min-max)", b->peer.ran ? "llama.cpp t/s (min-max)" : "",
 	       b->peer.ran ? "ratio" : "", "limit");
 	printf("%-8s %10.2f (%7.2f-%7.2f)", "pp", b->pp_med, b->pp_min, b->pp_max);
@@ -325,6 +330,7 @@ static void print_json(const struct bench_report *b)
 	json_num("tg_min", b->tg_min, &first), json_num("tg_max", b->tg_max, &first);
 	json_key(stdout, &first, "weight_bytes_per_token"), printf("%llu", (unsigned long long)b->m->weight_bytes_per_token);
 	json_num("dram_gbps", b->lim.dram, &first);
+	json_num("device_copy_gbps", b->lim.device_copy, &first);
 	json_num("roofline_tg_tokens_per_s", roofline(b), &first);
 	json_num("pp_gflops", b->pp_med * b->m->matmul_flops_per_token / 1e9, &first);
 	json_num("fma_peak_gflops", b->lim.peak, &first);
@@ -395,6 +401,7 @@ int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_op
 	/* After the runs, so the probe disturbs neither's caches or threads. */
 	if (bench_measure_limits(&b.lim, b.threads, false))
 		return run_fail(e, RUN_E_GLLMK, "out of memory for the DRAM probe");
+	bench_measure_device(ctx, false, &b.lim);
 	summarize(&b, &f);
 	if (o->json)
 		print_json(&b);
