@@ -49,6 +49,7 @@ uint ld32h_join(uint a, uint lo, uint hi)
 #define STATUS_BLOCK_TABLE 2u  /* pos: the page */
 #define STATUS_BLOCK_TABLES 3u /* attention_varlen; pos: the sequence */
 #define STATUS_EXPERT_IDS 4u   /* matmul_id; pos: the token, slot: the slot */
+#define STATUS_KV_SLOTS 5u     /* kv_store; pos: the token (x's row) */
 void status_raise(uint op, uint pos, uint value, uint limit)
 {
 	if (atomicCompSwap(bstatus.d[0], 0u, 1u) == 0u) {

@@ -2,8 +2,10 @@
  * (SPEC/OPERATORS.md "kv_store"); -DCTYPE is the cache dtype. Token t's
  * row for head h goes to slot s = slots[t] (skipped when -1): row
  * s % page of block s / page, head h (a contiguous cache is one block of
- * `cap` rows). The host checked every slot before recording this; the
- * shader skips one out of range all the same.
+ * `cap` rows). Where the host could read the slots without waiting it
+ * checked them before recording this (plugins/vulkan/ops_common.c); here a
+ * slot out of range is skipped and raised (STATUS_KV_SLOTS), which the next
+ * sync reports.
  * One invocation per unit of a row: an element (f32), a pair of elements
  * (f16, bf16: one 32-bit word where the row is 4-aligned) or a 32-element
  * block (q8_0, q4_0). Cache rows are only 2-aligned, so words shared with
@@ -42,8 +44,11 @@ void main()
 		uint u = e % p.units, th = e / p.units;
 		uint h = th % p.heads, t = th / p.heads;
 		int s = int(LD32(b2, p.so + 4u * t));
-		if (s < 0 || uint(s) >= p.cap)
+		if (s < 0 || uint(s) >= p.cap) {
+			if (s != -1 && u == 0u && h == 0u)
+				status_raise(STATUS_KV_SLOTS, t, uint(s), p.cap);
 			continue;
+		}
 		uint crow = p.co + (uint(s) / p.page) * p.cs_blk + (uint(s) % p.page) * p.cs_row + h * p.cs_head;
 		uint xrow = p.xo + t * p.xs0 + h * p.xs1;
 #if CTYPE == DT_F32

@@ -1,6 +1,8 @@
-/* kv_store (kernels/vulkan/kv_store.comp): every slot is checked on the
- * host first (vk_find_bad_index_in, as get_rows' ids), so a bad slot is
- * GLLMK_E_BOUNDS from the call itself and nothing is recorded. */
+/* kv_store (kernels/vulkan/kv_store.comp): slots the host can read without
+ * waiting are checked first (vk_find_bad_index_in, as get_rows' ids), so a
+ * bad slot is GLLMK_E_BOUNDS from the call itself and nothing is recorded;
+ * others (a discrete GPU's device-local slots) the shader checks: a bad
+ * slot's row is skipped and the next sync returns GLLMK_E_BOUNDS. */
 #include "vk_plugin.h"
 
 struct kv_store_push {

@@ -145,21 +145,21 @@ gllmk_status vk_gemm(void *st, gllmk_t cm, gllmk_t a, gllmk_t b, const gllmk_gem
 
 /* ----------------------------------------------------------- matmul_id */
 
-/* ids the host can read without waiting (a mapped buffer no pending
- * operator writes, laid out [T, k] contiguously) are checked here, so a bad
- * id is GLLMK_E_BOUNDS from the call itself. ids a device op is still
- * writing (moe_route's, in a model's layer) are not waited for: the kernel
- * clamps a bad id and raises it, and the next sync returns GLLMK_E_BOUNDS
- * naming token and slot (SPEC/VULKAN.md, "Bounds checks"). */
+/* ids the host can read without waiting are checked here (vk_find_bad_index),
+ * so a bad id is GLLMK_E_BOUNDS from the call itself. ids a device op is
+ * still writing (moe_route's, in a model's layer) are not waited for: the
+ * kernel clamps a bad id and raises it in the status buffer, and the next
+ * sync returns GLLMK_E_BOUNDS naming token and slot (SPEC/VULKAN.md, "Bounds
+ * checks"). The host check reads [T, k] as one run: other layouts are left
+ * to the kernel. */
 static gllmk_status check_ids_now(struct vk_ctx *c, gllmk_t ids, int64_t experts)
 {
-	const struct vk_buf *b = ids->buf->impl;
 	const int64_t k = ids->shape[1];
 	int64_t bad;
 	int32_t value;
 	gllmk_status st;
 
-	if (!b->map || vk_buf_pending_write(c, b) || (ids->shape[0] > 1 && ids->stride[0] != 4 * k))
+	if (ids->shape[0] > 1 && ids->stride[0] != 4 * k)
 		return GLLMK_OK;
 	st = vk_find_bad_index(c, ids, (uint64_t)(ids->shape[0] * k), experts, &bad, &value);
 	if (st || bad < 0)

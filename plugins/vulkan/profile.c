@@ -23,6 +23,7 @@ struct vk_profile {
 	uint64_t mask;                     /* the queue's timestampValidBits */
 	uint64_t calls[VK_KERNEL_COUNT];
 	double ns[VK_KERNEL_COUNT];
+	uint64_t submits, drains;          /* batches submitted; host waits for all of them */
 };
 
 static uint32_t vk_timestamp_bits(const struct vk_ctx *c)
@@ -112,6 +113,19 @@ void vk_profile_collect(struct vk_ctx *c, struct vk_batch *b)
 	}
 }
 
+/* A batch submitted; drain: the host then waits for every batch out (a
+ * read, an index check that reads back, a sync), the device idling until
+ * the host records again. */
+void vk_profile_submit(struct vk_ctx *c, bool drain)
+{
+	struct vk_profile *p = c->prof;
+
+	if (p) {
+		p->submits += !drain;
+		p->drains += drain;
+	}
+}
+
 static void vk_profile_print(const struct vk_ctx *c, const struct vk_profile *p)
 {
 	double total = 0;
@@ -121,6 +135,8 @@ static void vk_profile_print(const struct vk_ctx *c, const struct vk_profile *p)
 		total += p->ns[k];
 	fprintf(stderr, "gllmk vulkan profile (GLLMK_VULKAN_PROFILE=1), %s: device time %.3f ms\n",
 		c->props.deviceName, total * 1e-6);
+	fprintf(stderr, "  %llu batches submitted, %llu host waits for the device\n", (unsigned long long)p->submits,
+		(unsigned long long)p->drains);
 	fprintf(stderr, "  %-32s %10s %12s %10s %7s\n", "kernel", "calls", "ms", "us/call", "share");
 	for (;;) { /* heaviest first */
 		int best = -1;

@@ -176,6 +176,7 @@ static gllmk_status vk_submit(struct vk_ctx *c)
 		return vk_fail(c, "vkQueueSubmit", r);
 	b->in_flight = true;
 	c->cur ^= 1;
+	vk_profile_submit(c, false);
 	return GLLMK_OK;
 }
 
@@ -183,6 +184,8 @@ gllmk_status vk_drain(struct vk_ctx *c)
 {
 	gllmk_status st = vk_submit(c);
 
+	if (c->batch[0].in_flight || c->batch[1].in_flight)
+		vk_profile_submit(c, true);
 	/* the older batch first: fences finish in submission order */
 	if (!st)
 		st = vk_wait(c, &c->batch[c->cur]);
@@ -208,6 +211,10 @@ gllmk_status vk_finish(struct vk_ctx *c)
 	if (op == 3)
 		return c->host->set_error(GLLMK_E_BOUNDS,
 					  "gllmk_attention_varlen: sequence %u: block id %d, k has %u blocks", pos, value,
+					  limit);
+	if (op == 5)
+		return c->host->set_error(GLLMK_E_BOUNDS,
+					  "gllmk_kv_store: slots[%u] = %d, cache has %u slots (-1 skips a row)", pos, value,
 					  limit);
 	if (op == 4)
 		return c->host->set_error(GLLMK_E_BOUNDS,

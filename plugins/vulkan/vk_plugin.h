@@ -187,6 +187,7 @@ void vk_profile_begin(struct vk_ctx *c, struct vk_batch *b);
 void vk_profile_dispatch(struct vk_ctx *c, struct vk_batch *b, enum vk_kernel k);
 void vk_profile_collect(struct vk_ctx *c, struct vk_batch *b);
 void vk_profile_finish(struct vk_ctx *c);
+void vk_profile_submit(struct vk_ctx *c, bool drain);
 
 /* Whether the device may still read or write b. */
 bool vk_buf_busy(const struct vk_ctx *c, const struct vk_buf *b);

@@ -222,6 +222,16 @@ struct conf_tensor conf_upload(gllmk_dtype dt, int32_t ndim, const int64_t *shap
 	return t;
 }
 
+struct conf_tensor conf_upload_by_copy(gllmk_dtype dt, int32_t ndim, const int64_t *shape, const void *host,
+				       struct conf_tensor *src)
+{
+	struct conf_tensor t = conf_output(dt, ndim, shape);
+
+	*src = conf_upload(dt, ndim, shape, host);
+	conf_ok(gllmk_buffer_copy(t.buf, 0, src->buf, 0, t.bytes));
+	return t;
+}
+
 struct conf_tensor conf_output(gllmk_dtype dt, int32_t ndim, const int64_t *shape)
 {
 	struct conf_tensor t = { 0 };

@@ -57,6 +57,12 @@ struct conf_tensor {
 
 /* Allocates and uploads `host` (contiguous, dtype's layout). */
 struct conf_tensor conf_upload(gllmk_dtype dt, int32_t ndim, const int64_t *shape, const void *host);
+/* The same, but the data arrives by a device-side copy (gllmk_buffer_copy)
+ * from a second upload, *src, which the caller frees with the result: on a
+ * GPU plugin the copy is still pending when the next op is recorded, so
+ * index data made so can only be checked on the device. */
+struct conf_tensor conf_upload_by_copy(gllmk_dtype dt, int32_t ndim, const int64_t *shape, const void *host,
+				       struct conf_tensor *src);
 /* Allocates an output and poisons it: f32 with NaN, f16/bf16 with NaN, i32
  * with INT32_MIN, block dtypes with 0xFF bytes. */
 struct conf_tensor conf_output(gllmk_dtype dt, int32_t ndim, const int64_t *shape);

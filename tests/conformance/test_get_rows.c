@@ -79,25 +79,34 @@ static void lookup_case(struct conf_rng *rng, const struct table *t, int64_t n)
 }
 
 /* One id outside [0, v) among valid ones: GLLMK_E_BOUNDS, whatever the
- * position. Rows before it may have been written, so nothing else is read. */
-static void bounds_case(struct conf_rng *rng, const struct table *t, int32_t bad_id, int64_t at)
+ * position, from the call, or (by_copy: ids made by a device copy, which a
+ * GPU plugin checks on the device) at the next sync. Rows before it may have
+ * been written, so nothing else is read. */
+static void bounds_case(struct conf_rng *rng, const struct table *t, int32_t bad_id, int64_t at, int by_copy)
 {
 	int64_t n = 5;
 	int32_t ids[5];
-	struct conf_tensor tids, ty;
+	char want[64];
+	struct conf_tensor tids, tsrc = { 0 }, ty;
 	gllmk_status st;
 
 	draw_ids(rng, ids, n, t->v);
 	ids[at] = bad_id;
-	tids = conf_upload(GLLMK_I32, 1, &n, ids);
+	tids = by_copy ? conf_upload_by_copy(GLLMK_I32, 1, &n, ids, &tsrc) : conf_upload(GLLMK_I32, 1, &n, ids);
 	ty = conf_output(GLLMK_F32, 2, (int64_t[]){ n, t->k });
 	st = gllmk_get_rows(conf.ctx, &ty.t, &t->dev.t, &tids.t);
-	if (st != GLLMK_E_BOUNDS)
-		conf_fail("get_rows %s table of %lld rows, ids[%lld] = %d: got %s (%s), want GLLMK_E_BOUNDS",
-			  ref_dtype_name(t->dt), (long long)t->v, (long long)at, bad_id, gllmk_status_string(st),
-			  st == GLLMK_OK ? "" : gllmk_last_error());
+	if (by_copy && st == GLLMK_OK)
+		st = gllmk_sync(conf.ctx);
+	snprintf(want, sizeof(want), "ids[%lld]", (long long)at);
+	if (st != GLLMK_E_BOUNDS || !strstr(gllmk_last_error(), want))
+		conf_fail("get_rows %s table of %lld rows, ids[%lld] = %d%s: got %s (%s), want GLLMK_E_BOUNDS naming %s",
+			  ref_dtype_name(t->dt), (long long)t->v, (long long)at, bad_id,
+			  by_copy ? " (ids by a device copy)" : "", gllmk_status_string(st),
+			  st == GLLMK_OK ? "" : gllmk_last_error(), want);
 	conf_ok(gllmk_sync(conf.ctx));
 	conf_free(&tids);
+	if (by_copy)
+		conf_free(&tsrc);
 	conf_free(&ty);
 }
 
@@ -124,9 +133,11 @@ static void run_dtype(struct conf_rng *rng, gllmk_dtype dt)
 
 		lookup_case(rng, &t, shapes[s].n);
 		if (s == 2) {
-			bounds_case(rng, &t, (int32_t)t.v, 3);
-			bounds_case(rng, &t, -1, 0);
-			bounds_case(rng, &t, INT32_MAX, 4);
+			bounds_case(rng, &t, (int32_t)t.v, 3, 0);
+			bounds_case(rng, &t, -1, 0, 0);
+			bounds_case(rng, &t, INT32_MAX, 4, 0);
+			bounds_case(rng, &t, (int32_t)t.v, 3, 1);
+			bounds_case(rng, &t, -1, 0, 1);
 		}
 		free_table(&t);
 	}
