@@ -3,10 +3,11 @@
  * Unified devices (integrated GPUs, lavapipe) keep every buffer in
  * host-visible memory, mapped for life: write and read are memcpy. Discrete
  * GPUs keep buffers device-local; write and read go through the context's
- * staging buffer. Ordering with recorded operators: a write into a buffer
- * no pending operator uses is a plain copy; into a busy buffer it is
- * recorded into the stream (vkCmdUpdateBuffer) when small and word-aligned,
- * otherwise the stream is drained first. A read always drains the stream
+ * staging buffer. Ordering with recorded operators: a small word-aligned
+ * write into a busy or device-local buffer is recorded into the stream
+ * (vkCmdUpdateBuffer, no wait); other writes into a buffer no pending
+ * operator uses are a plain copy (through staging, waited for), into a busy
+ * one after draining the stream. A read always drains the stream
  * (gllmk_buffer_read waits for every earlier operator).
  *
  * Built with -DGLLMK_VK_TEST_STAGING (a test build only), device buffers
@@ -190,9 +191,13 @@ gllmk_status vk_buffer_write(void *st, void *impl, uint64_t off, const void *src
 
 	if (size == 0)
 		return GLLMK_OK;
+	/* Small writes go into the stream (vkCmdUpdateBuffer) where the host
+	 * cannot just copy: into a buffer pending ops use, or a device-local
+	 * one, which staging would copy and wait for (a decode step's token id
+	 * and position: a host wait each on a discrete GPU). */
+	if (size <= VK_UPDATE_MAX && off % 4 == 0 && size % 4 == 0 && (vk_buf_busy(c, b) || !b->map))
+		return vk_record_update(c, b, off, src, size);
 	if (vk_buf_busy(c, b)) {
-		if (size <= VK_UPDATE_MAX && off % 4 == 0 && size % 4 == 0)
-			return vk_record_update(c, b, off, src, size);
 		s = vk_finish(c);
 		if (s)
 			return s;

@@ -79,9 +79,11 @@ static void lookup_case(struct conf_rng *rng, const struct table *t, int64_t n)
 }
 
 /* One id outside [0, v) among valid ones: GLLMK_E_BOUNDS, whatever the
- * position, from the call, or (by_copy: ids made by a device copy, which a
- * GPU plugin checks on the device) at the next sync. Rows before it may have
- * been written, so nothing else is read. */
+ * position, from the call, or at the next sync from a GPU plugin that checks
+ * the ids on the device: ids in device memory (a discrete GPU) or made by a
+ * device op still pending (by_copy: a device copy, so that lavapipe runs
+ * that path too). Rows before it may have been written, so nothing else is
+ * read. */
 static void bounds_case(struct conf_rng *rng, const struct table *t, int32_t bad_id, int64_t at, int by_copy)
 {
 	int64_t n = 5;
@@ -95,7 +97,7 @@ static void bounds_case(struct conf_rng *rng, const struct table *t, int32_t bad
 	tids = by_copy ? conf_upload_by_copy(GLLMK_I32, 1, &n, ids, &tsrc) : conf_upload(GLLMK_I32, 1, &n, ids);
 	ty = conf_output(GLLMK_F32, 2, (int64_t[]){ n, t->k });
 	st = gllmk_get_rows(conf.ctx, &ty.t, &t->dev.t, &tids.t);
-	if (by_copy && st == GLLMK_OK)
+	if (st == GLLMK_OK)
 		st = gllmk_sync(conf.ctx);
 	snprintf(want, sizeof(want), "ids[%lld]", (long long)at);
 	if (st != GLLMK_E_BOUNDS || !strstr(gllmk_last_error(), want))
