@@ -336,6 +336,10 @@ gllmk_status vk_open(const gllmk_open_args *args, void **state, char *reason, si
 	 * workgroups (ops_attention.c), to measure what splitting gives */
 	const char *split_env = secure_getenv("GLLMK_VULKAN_ATTN_SPLIT");
 	c->attn_split = !(split_env && strcmp(split_env, "0") == 0);
+	/* GLLMK_VULKAN_TEST_STAGING=1: device buffers are never mapped, so
+	 * lavapipe runs a discrete GPU's memory paths (memory.c; run-tests) */
+	const char *staging_env = secure_getenv("GLLMK_VULKAN_TEST_STAGING");
+	c->test_staging = staging_env && strcmp(staging_env, "1") == 0;
 	st = vk_device_create(c, reason, reason_len);
 	if (st)
 		goto fail;

@@ -10,9 +10,9 @@
  * one after draining the stream. A read always drains the stream
  * (gllmk_buffer_read waits for every earlier operator).
  *
- * Built with -DGLLMK_VK_TEST_STAGING (a test build only), device buffers
- * are never mapped, so a unified device (lavapipe) runs the discrete-GPU
- * paths: staging, vkCmdUpdateBuffer, index checks read back.
+ * With GLLMK_VULKAN_TEST_STAGING=1 (tests) device buffers are never mapped,
+ * so a unified device (lavapipe) runs the discrete-GPU paths: staging,
+ * vkCmdUpdateBuffer, index checks left to the shaders.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +101,8 @@ gllmk_status vk_buf_create(struct vk_ctx *c, uint64_t size, bool host_visible, s
 	if (r == VK_SUCCESS)
 		r = c->fn.vkBindBufferMemory(c->dev, b->buf, b->mem, 0);
 	VkMemoryPropertyFlags f = c->mem_props.memoryTypes[type].propertyFlags;
-#ifdef GLLMK_VK_TEST_STAGING
-	if (!host_visible)
+	if (c->test_staging && !host_visible)
 		f &= ~VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-#endif
 	if (r == VK_SUCCESS && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
 		void *p;
 		r = c->fn.vkMapMemory(c->dev, b->mem, 0, VK_WHOLE_SIZE, 0, &p);

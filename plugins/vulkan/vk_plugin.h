@@ -84,6 +84,7 @@ struct vk_ctx {
 	uint64_t bind_align;     /* minStorageBufferOffsetAlignment */
 	uint32_t subgroup_size;  /* 0: no subgroup arithmetic in compute shaders */
 	bool attn_split;         /* decode attention may split the tokens over workgroups */
+	bool test_staging;       /* GLLMK_VULKAN_TEST_STAGING=1: device buffers never mapped */
 
 	VkDescriptorSetLayout set_layout;
 	VkPipelineLayout layout;
