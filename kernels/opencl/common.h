@@ -23,6 +23,23 @@
 typedef __global uchar gbytes;
 typedef __global const uchar cbytes;
 
+/* Index data a kernel checks itself: the first offence goes to the status
+ * words (plugins/opencl/ocl_plugin.h), which the host reports at the next
+ * sync or read. [0] the op (STATUS_*), [1] row, [2] slot, [3] value, [4]
+ * limit. */
+#define STATUS_EXPERT_IDS 1 /* matmul_id: row the token */
+#define STATUS_GET_ROWS 2
+#define STATUS_KV_SLOTS 3   /* kv_store: row the token */
+static inline void status_raise(__global int *status, int op, long row, long slot, long value, long limit)
+{
+	if (atomic_cmpxchg(status, 0, op) == 0) {
+		status[1] = (int)row;
+		status[2] = (int)slot;
+		status[3] = (int)value;
+		status[4] = (int)limit;
+	}
+}
+
 #define TENSOR(t) ulong t##_off, long t##_s0, long t##_s1, long t##_s2
 
 static inline ulong row_at(ulong off, long s0, long s1, long s2, long r, long d1, long d2)

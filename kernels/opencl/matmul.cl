@@ -92,7 +92,7 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *xb, ulong x_off,
 /* -DIDS (with MT=1): matmul_id. One work-item per (row n, token t), over
  * the token's k slots: slot j's expert id is read on the device (a bad one
  * is clamped to 0 and raised in the status words, which the host reports
- * at the next sync: [0] set once, [1] token, [2] slot, [3] id, [4] E), and w's row n
+ * at the next sync: status_raise, row the token), and w's row n
  * of that expert is dotted with the slot's x row (x_s1 = 0: the token's
  * row serves every slot). Without slot weights slot j's result goes to
  * y[t, j, n]; with them y[t, n] = sum_j weight[t, j] · result. */
@@ -115,12 +115,8 @@ __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, long y_s1, cbytes *xb, u
 		float acc[1];
 
 		if (id < 0 || id >= E) {
-			if (n == 0 && atomic_cmpxchg(status, 0, 1) == 0) {
-				status[1] = (int)t;
-				status[2] = (int)j;
-				status[3] = id;
-				status[4] = (int)E;
-			}
+			if (n == 0)
+				status_raise(status, STATUS_EXPERT_IDS, t, j, id, E);
 			id = 0;
 		}
 		dot_rows(wb + w_off + id * w_se + n * w_s0, x, K, acc);

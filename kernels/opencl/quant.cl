@@ -42,16 +42,20 @@ __kernel void KNAME(gbytes *yb, TENSOR(y), cbytes *xb, TENSOR(x), long n, long d
 	decode_item(xb + ROW(x, r), (__global float *)(yb + ROW(y, r)), g % per_row);
 }
 #else
-/* ids were checked on the host before this was enqueued (SPEC/OPENCL.md);
- * the clamp keeps a stray id inside the table all the same. */
+/* ids are checked here, not read back by the host (a decode step's token
+ * id, made by argmax on the device): a bad one is clamped into the table
+ * and raised in the status words (SPEC/OPENCL.md). */
 __kernel void KNAME(gbytes *yb, ulong y_off, long y_s0, cbytes *tb, ulong t_off, long t_s0, cbytes *idb,
-		    ulong id_off, long v_rows, long n, long total)
+		    ulong id_off, long v_rows, long n, long total, __global int *status)
 {
 	long g = get_global_id(0), per_row = n / PER_ITEM;
 
 	if (g >= total)
 		return;
-	long i = g / per_row, id = clamp((long)((__global const int *)(idb + id_off))[i], 0L, v_rows - 1);
+	long i = g / per_row, raw = ((__global const int *)(idb + id_off))[i], id = clamp(raw, 0L, v_rows - 1);
+
+	if (id != raw && g % per_row == 0)
+		status_raise(status, STATUS_GET_ROWS, i, 0, raw, v_rows);
 
 	decode_item(tb + t_off + id * t_s0, (__global float *)(yb + y_off + i * y_s0), g % per_row);
 }

@@ -84,6 +84,13 @@ gllmk_status ocl_check_status(struct ocl_ctx *s)
 	err = s->api.clEnqueueWriteBuffer(s->queue, s->status, CL_TRUE, 0, sizeof(zero), zero, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
 		return ocl_fail(s, "gllmk_sync", "clEnqueueWriteBuffer (status)", err);
+	if (w[0] == OCL_STATUS_GET_ROWS)
+		return s->host->set_error(GLLMK_E_BOUNDS, "gllmk_get_rows: ids[%d] = %d, table has %d rows", w[1], w[3],
+					  w[4]);
+	if (w[0] == OCL_STATUS_KV_SLOTS)
+		return s->host->set_error(GLLMK_E_BOUNDS,
+					  "gllmk_kv_store: slots[%d] = %d, cache has %d slots (-1 skips a row)", w[1], w[3],
+					  w[4]);
 	return s->host->set_error(GLLMK_E_BOUNDS,
 				  "gllmk_matmul_id: ids[%d, %d] = %d (token %d, slot %d), w has %d experts", w[1], w[2],
 				  w[3], w[1], w[2], w[4]);

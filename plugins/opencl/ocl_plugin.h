@@ -110,15 +110,20 @@ struct ocl_ctx {
 	cl_command_queue queue;
 	cl_program program;
 	cl_kernel kernels[OCL_KERNEL_COUNT];
-	/* Index data a kernel checks itself (matmul_id's expert ids, which a
-	 * MoE layer makes on the device): OCL_STATUS_WORDS i32, [0] set once by
-	 * the first offence, then [1] row, [2] slot, [3] value, [4] limit.
+	/* Index data a kernel checks itself (matmul_id's expert ids, get_rows'
+	 * ids, kv_store's slots: reading them back would block the queue):
+	 * OCL_STATUS_WORDS i32, [0] the op (OCL_STATUS_*) of the first offence,
+	 * then [1] row, [2] slot, [3] value, [4] limit.
 	 * status_armed: a kernel that may raise it was enqueued since the last
 	 * look; ocl_sync and ocl_buffer_read then read it (SPEC/OPENCL.md). */
 	cl_mem status;
 	int status_armed;
 };
 #define OCL_STATUS_WORDS 8
+/* the op in status word 0: kernels/opencl/common.h's STATUS_* */
+#define OCL_STATUS_EXPERT_IDS 1
+#define OCL_STATUS_GET_ROWS 2
+#define OCL_STATUS_KV_SLOTS 3
 
 /* program.c */
 cl_int ocl_program_load(struct ocl_ctx *s, char *reason, size_t reason_len);

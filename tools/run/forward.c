@@ -274,10 +274,9 @@ static int qkv(struct run_state *s, const struct run_layer *l, int64_t il, int64
 
 /* k and v into the cache rows pos..pos+T-1, encoded to its dtype. An f16
  * cache takes one gllmk_convert per tensor into the rows: a contiguous
- * append has no index data, where gllmk_kv_store's slots cost a GPU plugin
- * a read back to check them before it writes (a stall per call on OpenCL
- * and on Vulkan device-local memory). Block caches go through
- * gllmk_kv_store, the positions as slots. */
+ * append needs no index data (GPU plugins check kv_store's slots on the
+ * device since session 11; they read them back, a stall per call, before).
+ * Block caches go through gllmk_kv_store, the positions as slots. */
 static int store_kv(struct run_state *s, int64_t il, int64_t T, int64_t pos, struct run_error *e)
 {
 	const struct run_hparams *hp = &s->m->hp;
