@@ -96,7 +96,7 @@ enum gllmk_open_flags {
 	 * gllmk_matmul_batched with bf16 weights may round each element of x to
 	 * bf16 (round to nearest even, as ggml does) before the products, so that
 	 * a CPU with AVX512-BF16 runs them on vdpbf16ps. Their results then meet
-	 * the looser bound of SPEC/TOLERANCES.md ("bf16 activations": 2^-9 of
+	 * the looser bound of SPEC/TOLERANCES.md ("bf16 activations": 2^-8 of
 	 * Σ|x·w| per element, 2^-8 norm-wise) instead of the f32 one. Nothing
 	 * else changes: other weight dtypes, other ops and every plugin without
 	 * such a path (today all but cpu-avx512 on AVX512-BF16, which also keeps
