@@ -193,11 +193,9 @@ static gllmk_status attention_one(struct vk_ctx *c, struct attn_call *a)
 
 	if (a->paged) {
 		uint32_t B = (uint32_t)k->shape[1], nblk = (uint32_t)k->shape[0];
-		int64_t bad;
 		int32_t value;
-		gllmk_status s = vk_find_bad_index(c, a->bt, (kv_len + B - 1) / B, nblk, &bad, &value);
-		if (s)
-			return s;
+		int64_t bad = vk_find_bad_index(c, a->bt, (kv_len + B - 1) / B, nblk, &value);
+
 		if (bad >= 0)
 			return c->host->set_error(GLLMK_E_BOUNDS, "%s: block_table[%lld] = %d, k has %u blocks", a->fn,
 						  (long long)bad, value, nblk);

@@ -67,24 +67,21 @@ uint64_t vk_groups(uint64_t items, uint32_t per_group)
  * back would drain the stream: a decode step stalled the GPU at every
  * kv_store and get_rows so (33 times a token on a 16-layer model). Those
  * the shaders alone check: they skip or clamp a bad index and flag it, and
- * the next sync returns GLLMK_E_BOUNDS naming it (vk_finish). *pos = -1
- * when nothing bad was seen. */
-gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
-			       int32_t *value)
+ * the next sync returns GLLMK_E_BOUNDS naming it (vk_finish). */
+int64_t vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int32_t *value)
 {
-	return vk_find_bad_index_in(c, t, count, 0, limit, pos, value);
+	return vk_find_bad_index_in(c, t, count, 0, limit, value);
 }
 
 /* The same for indices allowed in [lo, limit) (kv_store's slots: -1 skips). */
-gllmk_status vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
-				  int64_t *pos, int32_t *value)
+int64_t vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
+			     int32_t *value)
 {
 	struct vk_buf *b = t->buf->impl;
 	const int32_t *v;
 
-	*pos = -1;
 	if (!b->map || vk_buf_pending_write(c, b))
-		return GLLMK_OK;
+		return -1;
 	v = (const int32_t *)(b->map + t->offset);
 	if (!b->coherent) {
 		const VkMappedMemoryRange r = {
@@ -96,12 +93,11 @@ gllmk_status vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, i
 	}
 	for (uint64_t i = 0; i < count; i++) {
 		if (v[i] < lo || v[i] >= limit) {
-			*pos = (int64_t)i;
 			*value = v[i];
-			break;
+			return (int64_t)i;
 		}
 	}
-	return GLLMK_OK;
+	return -1;
 }
 
 gllmk_status vk_scratch(struct vk_ctx *c, uint64_t size)

@@ -40,12 +40,9 @@ gllmk_status vk_kv_store(void *st, gllmk_t cache, gllmk_t x, gllmk_t slots)
 		.page = (uint32_t)(paged ? cache->shape[1] : cap),
 		.cap = (uint32_t)cap,
 	};
-	int64_t bad;
 	int32_t value;
-	gllmk_status s = vk_find_bad_index_in(c, slots, (uint64_t)tokens, -1, cap, &bad, &value);
+	int64_t bad = vk_find_bad_index_in(c, slots, (uint64_t)tokens, -1, cap, &value);
 
-	if (s)
-		return s;
 	if (bad >= 0)
 		return c->host->set_error(GLLMK_E_BOUNDS,
 					  "gllmk_kv_store: slots[%lld] = %d, cache has %lld slots (-1 skips a row)",

@@ -39,17 +39,16 @@ gllmk_status vk_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)
 		.rows = r.rows,
 		.vocab = (uint32_t)table->shape[0],
 	};
-	int64_t bad;
 	int32_t value;
-	gllmk_status s = vk_find_bad_index(c, ids, (uint64_t)ids->shape[0], table->shape[0], &bad, &value);
+	int64_t bad = vk_find_bad_index(c, ids, (uint64_t)ids->shape[0], table->shape[0], &value);
+	gllmk_status s;
 
-	if (!s)
-		s = vk_bind_codebooks(c, &call);
-	if (s)
-		return s;
 	if (bad >= 0)
 		return c->host->set_error(GLLMK_E_BOUNDS, "gllmk_get_rows: ids[%lld] = %d, table has %lld rows",
 					  (long long)bad, value, (long long)table->shape[0]);
+	s = vk_bind_codebooks(c, &call);
+	if (s)
+		return s;
 	p.y = vk_view(c, &call, 0, y, true);
 	p.x = vk_view(c, &call, 1, table, false);
 	p.ido = vk_bind(c, &call, 2, ids, false);

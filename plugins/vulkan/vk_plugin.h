@@ -223,13 +223,14 @@ extern const struct vk_kv_kernels vk_kv_kernels[GLLMK_DTYPE_LIMIT];
 /* Binds the codebook buffer (kernels/vulkan/codebooks.h) at its binding,
  * for the weight kernels: made and filled on the context's first use. */
 gllmk_status vk_bind_codebooks(struct vk_ctx *c, struct vk_call *call);
-/* Index data only the plugin sees (get_rows ids, block tables): the first
- * of count i32 at t outside [0, limit), as *pos (-1: none) and *value. */
-gllmk_status vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int64_t *pos,
-			       int32_t *value);
+/* Index data only the plugin sees (get_rows ids, block tables): the
+ * position of the first of count i32 at t outside [0, limit), its value in
+ * *value; -1 when none, or when the host cannot read them without waiting
+ * (the shaders check those). */
+int64_t vk_find_bad_index(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t limit, int32_t *value);
 /* The same with the allowed range [lo, limit). */
-gllmk_status vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
-				  int64_t *pos, int32_t *value);
+int64_t vk_find_bad_index_in(struct vk_ctx *c, gllmk_t t, uint64_t count, int64_t lo, int64_t limit,
+			     int32_t *value);
 /* The -DSUBGROUP variant of a kernel where the device reduces in subgroups. */
 static inline enum vk_kernel vk_pick(const struct vk_ctx *c, enum vk_kernel plain, enum vk_kernel sg)
 {
