@@ -26,6 +26,17 @@ AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb32)
 AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb32_min)
 AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb16)
 AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_sb16_min)
+/* avx2_qgemm_u8_4x16_*_u<j>: the narrow ones (u ≤ 2^(4+j) − 1, unsigned
+ * packing, vpmaddubsw without the sign trick), cpu_qgemm_kernels.ukernel_narrow */
+#define AVX2_DECLARE_QGEMM_NARROW(j)                    \
+	AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_sb32_u##j)     \
+	AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_sb32_min_u##j) \
+	AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_sb16_u##j)     \
+	AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_sb16_min_u##j)
+AVX2_DECLARE_QGEMM_NARROW(0)
+AVX2_DECLARE_QGEMM_NARROW(1)
+AVX2_DECLARE_QGEMM_NARROW(2)
+AVX2_DECLARE_QGEMM_NARROW(3)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32_min)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16)

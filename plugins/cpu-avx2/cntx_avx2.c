@@ -98,6 +98,10 @@
 	.nr = AVX2_SGEMM_NR,                                                                         \
 	.sgemm_ukernel = avx2_sgemm_ukernel
 
+#define AVX2_QGEMM_NARROW(j)                                                    \
+	{ { avx2_qgemm_u8_4x16_sb32_u##j, avx2_qgemm_u8_4x16_sb32_min_u##j }, \
+	  { avx2_qgemm_u8_4x16_sb16_u##j, avx2_qgemm_u8_4x16_sb16_min_u##j } }
+
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
 const struct cpu_cntx avx2_cntx = {
 	.isa = "avx2",
@@ -114,6 +118,11 @@ const struct cpu_cntx avx2_cntx = {
 	 * the signed packing. */
 	.qgemm = CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 1, avx2_qgemm_s8_4x16_sb32, avx2_qgemm_s8_4x16_sb32_min,
 				   avx2_qgemm_s8_4x16_sb16, avx2_qgemm_s8_4x16_sb16_min),
+	/* ... except the weights whose bytes are small enough to stay
+	 * unsigned (all but q8_0 and the iq4): vpmaddubsw without the sign
+	 * trick, pairs summed in i16 (qgemm_avx2.c). */
+	.qgemm.ukernel_narrow = { AVX2_QGEMM_NARROW(0), AVX2_QGEMM_NARROW(1), AVX2_QGEMM_NARROW(2),
+				  AVX2_QGEMM_NARROW(3) },
 	/* Where that GEMM overtakes the vec_dot rows (Zen 4 running this
 	 * plugin, 2 threads, the 1B model's layer shapes; SPEC/CPU.md "Small
 	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign

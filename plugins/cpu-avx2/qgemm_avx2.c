@@ -111,6 +111,105 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 		}
 }
 
+#ifndef AVX2_VNNI
+/* The narrow microkernels (cpu_qgemm_kernels.ukernel_narrow): weights on
+ * the unsigned packing whose bytes stay at or below 2^(4+j) − 1 (class j,
+ * struct cpu_qgemm_format.umax). vpmaddubsw then takes u as its unsigned
+ * operand as it is, with no sign trick, and its i16 pair sums (at most
+ * 2·umax·127 in magnitude) add up in i16 over narrow_run(j) groups of 4
+ * bytes of K before one vpmaddwd widens them:
+ *   j 0 (u ≤ 15): 8 groups, 8·2·15·127 = 30480;  j 1 (u ≤ 31): 4, 31496;
+ *   j 2 (u ≤ 63): 2, 32004;                        j 3 (u ≤ 127): 1, 32258,
+ * all below 2^15. Per 32 bytes of weights against one activation row:
+ * one vpmaddubsw and a fraction of a vpmaddwd, where the signed kernel
+ * above pays a vpsignb, a vpmaddubsw, a vpmaddwd and a vpaddd.
+ *
+ * The 16 weight rows go in two passes of 8 (h): 4 f32 accumulators, 4
+ * i32 sub-block sums and 4 i16 runs fit the 16 ymm registers, where one
+ * pass over all 16 rows spilled its sums in the inner loop. The second
+ * pass reads the A and B panels again, from L1. */
+static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const uint8_t *a, const uint8_t *b,
+							      float *c, int64_t ldc, int accumulate, const int sb,
+							      const int has_min, const int run, const int h)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256 acc[MR];
+
+	for (int r = 0; r < MR; r++)
+		acc[r] = _mm256_setzero_ps();
+	for (int64_t s = 0; s < nsb; s++) {
+		const f32_alias *xs = (const f32_alias *)(a + sb * MR);
+		const i32_alias *xo = (const i32_alias *)(a + sb * MR + 4 * MR);
+		const float *scale = (const float *)(b + NR * sb) + 8 * h;
+		__m256i dot[MR];
+
+		for (int r = 0; r < MR; r++)
+			dot[r] = has_min ? _mm256_setzero_si256() : _mm256_set1_epi32(xo[r]);
+		for (int g0 = 0; g0 < sb / 4; g0 += run) {
+			__m256i p[MR];
+
+			for (int g = g0; g < g0 + run; g++) {
+				const __m256i w = _mm256_loadu_si256((const __m256i *)(b + 4 * NR * g + 32 * h));
+
+				for (int r = 0; r < MR; r++) {
+					const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(a + 4 * MR * g + 4 * r));
+					const __m256i m = _mm256_maddubs_epi16(w, x);
+
+					p[r] = g == g0 ? m : _mm256_add_epi16(p[r], m);
+				}
+			}
+			for (int r = 0; r < MR; r++)
+				dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(p[r], ones));
+		}
+		for (int r = 0; r < MR; r++) {
+			const __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r]), _mm256_set1_ps(xs[r]));
+
+			acc[r] = _mm256_fmadd_ps(sum, _mm256_loadu_ps(scale), acc[r]);
+		}
+		if (has_min) {
+			const f32_alias *xsum = (const f32_alias *)xo;
+
+			for (int r = 0; r < MR; r++)
+				acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(scale + NR), _mm256_set1_ps(xsum[r]), acc[r]);
+		}
+		a += sb * MR + 8 * MR;
+		b += NR * sb + (has_min ? 8 : 4) * NR;
+	}
+	for (int r = 0; r < MR; r++) {
+		float *cr = c + r * ldc + 8 * h;
+
+		_mm256_storeu_ps(cr, accumulate ? _mm256_add_ps(acc[r], _mm256_loadu_ps(cr)) : acc[r]);
+	}
+}
+
+/* Groups of 4 bytes of K whose pair sums class j adds in i16 (above),
+ * at most a sub-block's. */
+#define NARROW_RUN(j, sb) ((8 >> (j)) < (sb) / 4 ? (8 >> (j)) : (sb) / 4)
+
+static inline __attribute__((always_inline)) void narrow_body(int64_t nsb, const uint8_t *a, const uint8_t *b,
+							      float *c, int64_t ldc, int accumulate, const int sb,
+							      const int has_min, const int j)
+{
+	narrow_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), 0);
+	narrow_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), 1);
+}
+
+#define NARROW_UKERNEL(j, sb, has_min, name)                                                          \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
+	{                                                                                             \
+		narrow_body(nsb, a, b, c, ldc, accumulate, sb, has_min, j);                           \
+	}
+#define NARROW_UKERNELS(j)                                                          \
+	NARROW_UKERNEL(j, 32, 0, avx2_qgemm_u8_4x16_sb32_u##j)                        \
+	NARROW_UKERNEL(j, 32, 1, avx2_qgemm_u8_4x16_sb32_min_u##j)                    \
+	NARROW_UKERNEL(j, 16, 0, avx2_qgemm_u8_4x16_sb16_u##j)                        \
+	NARROW_UKERNEL(j, 16, 1, avx2_qgemm_u8_4x16_sb16_min_u##j)
+NARROW_UKERNELS(0)
+NARROW_UKERNELS(1)
+NARROW_UKERNELS(2)
+NARROW_UKERNELS(3)
+#endif
+
 /* One microkernel per sub-block size and offset kind (cpu_qgemm_kernels). */
 #ifdef AVX2_VNNI
 CPU_QGEMM_UKERNEL(avxvnni_qgemm_u8_4x16_sb32, qgemm_body, 32, 0)

@@ -129,6 +129,13 @@ struct cpu_qgemm_kernels {
 	 * (gemm/qgemm.h, "xs256"): per sub-block only sum += scale·Σu·xq
 	 * (+ offset·Σxq), per 256 elements acc += xs·sum. */
 	cpu_qgemm_ukernel_fn ukernel_xs256[2][2];
+	/* Optional, indexed [j][sub-block of 16][with a min] (NULL: ukernel):
+	 * microkernels for weights whose unsigned bytes u stay at or below
+	 * 2^(4+j) − 1 (struct cpu_qgemm_format.umax, j 0..3), on the unsigned
+	 * packing whatever signed_w says: vpmaddubsw needs no sign trick on
+	 * such bytes and can sum its pairs in i16 over several groups
+	 * (plugins/cpu-avx2/qgemm_avx2.c). Not with xs256. */
+	cpu_qgemm_ukernel_fn ukernel_narrow[4][2][2];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (0: 16): the largest M that matmul keeps

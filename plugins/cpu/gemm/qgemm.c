@@ -206,6 +206,20 @@ static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
 	}
 }
 
+/* A narrow microkernel where the table has one for the format's bytes
+ * (cpu_qgemm_kernels.ukernel_narrow): it takes the unsigned packing. */
+static void select_narrow(struct qgemm_run *r)
+{
+	int j = 0;
+
+	while (j < 4 && r->f->umax > (16 << j) - 1)
+		j++;
+	if (j == 4 || r->xs256 || !r->k->qgemm.ukernel_narrow[j][r->sb == 16][r->f->has_min])
+		return;
+	r->ukernel = r->k->qgemm.ukernel_narrow[j][r->sb == 16][r->f->has_min];
+	r->w_bias = 0;
+}
+
 /* Rows of x a pass packs at a time: bounds the packed activations
  * (1.25 bytes an element) for long prompts; each pass decodes the weights
  * again, amortised over this many rows. */
@@ -223,6 +237,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	r.xs256 = cpu_block_elems(g->w_dtype) == QK_K && s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min];
 	r.ukernel = r.xs256 ? s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min] :
 			      s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
+	select_narrow(&r);
 	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;
 	r.b_sb_bytes = r.sb * CPU_QGEMM_NR + (r.f->has_min ? 8 : 4) * CPU_QGEMM_NR;

@@ -51,6 +51,7 @@ struct cpu_qgemm_format {
 	int sb;
 	int has_min;
 	int c;                  /* without a min: offset = −c·scale */
+	int umax;               /* the largest u decode writes */
 	void (*decode)(const void *src, int64_t n, uint8_t *u, float *scale, float *off);
 };
 

@@ -326,21 +326,21 @@ DECODE_IQ(iq1_m, IQ_IQ1_M)
 
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 {
-	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, decode_q4_0 }, q4_1 = { 32, 1, 0, decode_q4_1 },
-					     q5_0 = { 32, 0, 16, decode_q5_0 }, q5_1 = { 32, 1, 0, decode_q5_1 },
-					     q8_0 = { 32, 0, 128, decode_q8_0 },
-					     iq4_nl = { 32, 0, 128, decode_iq4_nl },
-					     q2_K = { 16, 1, 0, decode_q2_K }, q3_K = { 16, 0, 4, decode_q3_K },
-					     q4_K = { 32, 1, 0, decode_q4_K }, q5_K = { 32, 1, 0, decode_q5_K },
-					     q6_K = { 16, 0, 32, decode_q6_K },
-					     iq4_xs = { 32, 0, 128, decode_iq4_xs },
-					     mxfp4 = { 32, 0, 12, decode_mxfp4 },
-					     tq1_0 = { 32, 0, 1, decode_tq1_0 }, tq2_0 = { 32, 0, 1, decode_tq2_0 },
-					     iq2_xxs = { 16, 0, 64, decode_iq2_xxs },
-					     iq2_xs = { 16, 0, 64, decode_iq2_xs }, iq2_s = { 16, 0, 64, decode_iq2_s },
-					     iq3_xxs = { 16, 0, 64, decode_iq3_xxs },
-					     iq3_s = { 16, 0, 64, decode_iq3_s }, iq1_s = { 16, 0, 16, decode_iq1_s },
-					     iq1_m = { 16, 0, 16, decode_iq1_m };
+	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, 15, decode_q4_0 }, q4_1 = { 32, 1, 0, 15, decode_q4_1 },
+					     q5_0 = { 32, 0, 16, 31, decode_q5_0 }, q5_1 = { 32, 1, 0, 31, decode_q5_1 },
+					     q8_0 = { 32, 0, 128, 255, decode_q8_0 },
+					     iq4_nl = { 32, 0, 128, 255, decode_iq4_nl },
+					     q2_K = { 16, 1, 0, 3, decode_q2_K }, q3_K = { 16, 0, 4, 7, decode_q3_K },
+					     q4_K = { 32, 1, 0, 15, decode_q4_K }, q5_K = { 32, 1, 0, 31, decode_q5_K },
+					     q6_K = { 16, 0, 32, 63, decode_q6_K },
+					     iq4_xs = { 32, 0, 128, 255, decode_iq4_xs },
+					     mxfp4 = { 32, 0, 12, 24, decode_mxfp4 },
+					     tq1_0 = { 32, 0, 1, 2, decode_tq1_0 }, tq2_0 = { 32, 0, 1, 3, decode_tq2_0 },
+					     iq2_xxs = { 16, 0, 64, 127, decode_iq2_xxs },
+					     iq2_xs = { 16, 0, 64, 127, decode_iq2_xs }, iq2_s = { 16, 0, 64, 127, decode_iq2_s },
+					     iq3_xxs = { 16, 0, 64, 127, decode_iq3_xxs },
+					     iq3_s = { 16, 0, 64, 127, decode_iq3_s }, iq1_s = { 16, 0, 16, 31, decode_iq1_s },
+					     iq1_m = { 16, 0, 16, 31, decode_iq1_m };
 
 	switch (t) {
 	case GLLMK_Q4_0: return &q4_0;
