@@ -54,7 +54,8 @@ void avx2_dequant_row_q4_K(const void *src, float *dst, int64_t n);
 void avx2_dequant_row_q6_K(const void *src, float *dst, int64_t n);
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
- * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */
+ * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. (At
+ * M = 1 the tables take one row a call: cpu_cntx.decode_one_row.) */
 #define AVX2_DOT_ROWS 4
 
 /* Block weights against q8_0 / q8_K activations, per integer-dot flavour

@@ -94,6 +94,7 @@
 				avx2_vec_dot_tile_iq1_s, AVX2_KQ_X_ROWS }, \
 	.matmul[GLLMK_IQ1_M] = { GLLMK_Q8_K, avx2_vec_dot_iq1_m, avx2_vec_dot_rows_iq1_m, AVX2_DOT_ROWS, \
 				avx2_vec_dot_tile_iq1_m, AVX2_KQ_X_ROWS }, \
+	.decode_one_row = 1,                                                                         \
 	.mr = AVX2_SGEMM_MR,                                                                         \
 	.nr = AVX2_SGEMM_NR,                                                                         \
 	.sgemm_ukernel = avx2_sgemm_ukernel

@@ -163,6 +163,14 @@ struct cpu_cntx {
 	cpu_dequant_row_fn dequant_row[GLLMK_DTYPE_LIMIT]; /* every dtype but i32 */
 	cpu_quant_row_fn quant_row[GLLMK_DTYPE_LIMIT];     /* f32, f16, bf16, q4_0, q8_0, q8_K */
 	struct cpu_matmul_kernel matmul[GLLMK_DTYPE_LIMIT];
+	/* M = 1 (decoding) on block-format weights (activations encoded):
+	 * 1 to run each thread's weight rows one a call (vec_dot: one
+	 * sequential stream per thread) rather than dot_rows a call
+	 * (vec_dot_rows: dot_rows streams sharing each activation load).
+	 * Which is faster depends on the core: one stream is on Zen 3 running
+	 * cpu-avx2 (BENCHMARKS.md "Session 12": a 1B decode 1.2-1.4x); the
+	 * float dots keep their rows there (one row was slower). */
+	int decode_one_row;
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
 	/* Optional (NULL: none): the same mr×nr block on bf16 pairs, each

@@ -211,6 +211,9 @@ static int64_t decode_groups(const struct matmul_job *j, int64_t n, int64_t end)
 	float *y = y_at(j, 0, 0);
 	const int64_t first = n;
 
+	if (j->k->decode_one_row && j->vec_dtype != GLLMK_F32)
+		for (; n < end; n++)
+			y[n] = j->vec_dot(j->kdim, w + n * j->w_stride, x);
 	for (; n + j->dot_rows <= end; n += j->dot_rows)
 		j->vec_dot_rows(j->kdim, w + n * j->w_stride, j->w_stride, x, y + n);
 	if (j->bias)
