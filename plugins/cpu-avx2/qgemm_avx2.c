@@ -8,6 +8,8 @@
  * This file is built twice (meson.build):
  *   avx2_qgemm_s8_4x16_*     any AVX2 CPU: the signed packing (weights as
  *                            s8 bytes w = u − c), vpmaddubsw + vpmaddwd;
+ *   avx2_qgemm_u8_4x16_*_u<j>  any AVX2 CPU, the weights whose bytes are
+ *                            narrow (below): unsigned, no sign trick;
  *   avxvnni_qgemm_u8_4x16_*  with -mavxvnni -DAVX2_VNNI: the unsigned
  *                            packing (u8 bytes u), vpdpbusd, which sums four
  *                            u8×s8 products into int32 without saturating.
