@@ -12,6 +12,7 @@
 
 #include "avx512_kernels.h"
 #include "gemm/qgemm.h"
+#include "gemm/test_rng.h"
 #include "quant_blocks.h"
 #include "x86/x86_features.h"
 
@@ -19,10 +20,7 @@ static uint32_t rng = 12345;
 
 static uint32_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
+	return test_xorshift32(&rng);
 }
 
 /* A finite f16: any sign and mantissa, exponent 0..30. */

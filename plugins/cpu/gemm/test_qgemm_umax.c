@@ -11,16 +11,14 @@
 #include <stdlib.h>
 
 #include "gemm/qgemm.h"
+#include "gemm/test_rng.h"
 #include "quant_blocks.h"
 
 static uint32_t rng = 2024;
 
 static uint32_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
+	return test_xorshift32(&rng);
 }
 
 int main(void)
