@@ -38,6 +38,19 @@
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
 
+/* An empty asm on an accumulator after each add: without it gcc 12
+ * reassociates a chain of adds (a narrow run's i16 pair sums, the signed
+ * kernel's i32 sums) into a tree, which keeps every group's vpmaddubsw
+ * result live at once and spills them: 16 stores and reloads a sub-block
+ * in the q4_K kernel, on the vector load ports that its broadcasts need
+ * (llvm-mca -mcpu=znver3: 46.6 cycles a sub-block, 33.2 without). 1B
+ * prefill layer on Zen 3: q4_0 +31 %, q4_K +23 %, q6_K +12 %, q5_K and
+ * iq4_xs +10 % (BENCHMARKS.md, "Session 13"). */
+static inline __attribute__((always_inline)) void keep_chain(__m256i *v)
+{
+	__asm__("" : "+x"(*v));
+}
+
 /* dot[r][h] += the integer dots of 4 bytes of K: the weights' 16 rows
  * (bg: 2 × 32 bytes, rows 8h .. 8h + 7) against activation row r's 4 bytes
  * (ag + 4r). */
@@ -65,6 +78,8 @@ static inline __attribute__((always_inline)) void dot_group(__m256i dot[MR][2], 
 
 		dot[r][0] = _mm256_add_epi32(dot[r][0], _mm256_madd_epi16(p0, ones));
 		dot[r][1] = _mm256_add_epi32(dot[r][1], _mm256_madd_epi16(p1, ones));
+		keep_chain(&dot[r][0]);
+		keep_chain(&dot[r][1]);
 	}
 #endif
 }
@@ -158,6 +173,7 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
 					const __m256i m = _mm256_maddubs_epi16(w, x);
 
 					p[r] = g == g0 ? m : _mm256_add_epi16(p[r], m);
+					keep_chain(&p[r]);
 				}
 			}
 			for (int r = 0; r < MR; r++)
