@@ -38,6 +38,7 @@
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
 
+#ifndef AVX2_VNNI
 /* An empty asm on an accumulator after each add: without it gcc 12
  * reassociates a chain of adds (a narrow run's i16 pair sums, the signed
  * kernel's i32 sums) into a tree, which keeps every group's vpmaddubsw
@@ -50,6 +51,7 @@ static inline __attribute__((always_inline)) void keep_chain(__m256i *v)
 {
 	__asm__("" : "+x"(*v));
 }
+#endif
 
 /* dot[r][h] += the integer dots of 4 bytes of K: the weights' 16 rows
  * (bg: 2 × 32 bytes, rows 8h .. 8h + 7) against activation row r's 4 bytes
