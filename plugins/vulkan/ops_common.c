@@ -9,7 +9,7 @@
 
 #define VK_WEIGHT_ENTRY(e)                                                                            \
 	[e] = { VK_KERNEL_DEQUANT_##e, VK_KERNEL_GET_ROWS_##e, VK_KERNEL_MATMUL_##e, VK_KERNEL_MATVEC_##e, \
-		VK_KERNEL_MATVEC_SG_##e, VK_KERNEL_MATVEC_ID_##e, VK_KERNEL_MATVEC_ID_SG_##e },
+		VK_KERNEL_MATVEC_SG_##e, VK_KERNEL_MATVEC_ID_##e, VK_KERNEL_MATVEC_ID_SG_##e, VK_KERNEL_MATMUL_ID_##e },
 const struct vk_weight_kernels vk_weight_kernels[GLLMK_DTYPE_LIMIT] = {
 #define GLLMK_DTYPE(e, id, name, elems, bytes, align, minor, weight, kv) GPU_IF_##weight(VK_WEIGHT_ENTRY(e))
 #include "gllmk_dtypes.def"

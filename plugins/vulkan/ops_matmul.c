@@ -10,6 +10,10 @@
 
 #define VK_MATVEC_MAX_M 8
 #define VK_TILE 64
+/* matmul_id takes the grouped GEMM from this many tokens on, with at most
+ * this many experts (moe_group.comp counts them in shared memory). */
+#define VK_GROUPED_MIN_T 16
+#define VK_GROUPED_MAX_E 1024
 
 /* matvec.comp's push constants; the fields after biaso are its -DIDS
  * variant's (matmul_id). */
@@ -169,8 +173,92 @@ static gllmk_status check_ids_now(struct vk_ctx *c, gllmk_t ids, int64_t experts
 				  (long long)(bad % k), (long long)experts);
 }
 
-/* One workgroup per (row n, token): matvec.comp -DIDS reads the ids on the
- * device. Strides of size-1 dims are never used (index 0 only). */
+/* The grouped GEMM's push constants (matmul.comp -DIDS) and moe_group.comp's. */
+struct id_gemm_push {
+	uint32_t T, N, K, flags;
+	uint32_t xo, xs0, xs1, k;
+	uint32_t wo, ws0, wse, E;
+	uint32_t yo, ys0, ys1;
+	uint32_t biaso, biase;
+	uint32_t tiles_n, tiles_m, go;
+};
+struct group_push {
+	uint32_t T, k, E, ido, ids0, go;
+};
+struct weigh_push {
+	uint32_t T, N, k, yo, ys0, co, swo, sws0;
+};
+
+/* The scratch buffer of a grouped matmul_id: the grouping (start[E + 1],
+ * the slot list) from word 0, then, with slot weights, each slot's row of
+ * N floats from byte rows_at. */
+static uint64_t grouped_rows_at(uint32_t E, uint32_t slots)
+{
+	return ((uint64_t)E + 1 + slots) * 4 / 256 * 256 + 256;
+}
+
+/* Many tokens (prefill): the slots grouped by expert on the device
+ * (moe_group), one tiled GEMM over every expert's group (matmul.comp
+ * -DIDS), then, with slot weights, the slots folded into y (moe_weigh):
+ * each weight tile is decoded once per 64 slots, where the per-row
+ * matvec decodes it once per token. */
+static gllmk_status matmul_id_grouped(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias,
+				      gllmk_t sw)
+{
+	const uint32_t T = (uint32_t)ids->shape[0], k = (uint32_t)ids->shape[1], E = (uint32_t)w->shape[0];
+	const uint32_t N = (uint32_t)w->shape[1], slots = T * k;
+	const uint64_t rows_at = grouped_rows_at(E, slots);
+	struct vk_call group = { 0 }, gemm = { 0 }, weigh = { 0 };
+	gllmk_status s = vk_scratch(c, rows_at + (sw ? 4ull * slots * N : 0));
+	struct group_push gp = { .T = T, .k = k, .E = E, .ids0 = (uint32_t)ids->stride[0] };
+	struct id_gemm_push p = {
+		.T = T, .N = N, .K = (uint32_t)w->shape[2], .flags = bias ? 1u : 0u,
+		.xs0 = (uint32_t)x->stride[0], .xs1 = x->ndim == 3 ? (uint32_t)x->stride[1] : 0,
+		.k = k, .ws0 = (uint32_t)w->stride[1], .wse = (uint32_t)w->stride[0], .E = E,
+		.biase = bias ? (uint32_t)bias->stride[0] : 0,
+		.tiles_n = (N + VK_TILE - 1) / VK_TILE, .tiles_m = (slots + VK_TILE - 1) / VK_TILE,
+	};
+
+	if (!s)
+		s = vk_bind_codebooks(c, &gemm);
+	if (s)
+		return s;
+	gp.ido = vk_bind(c, &group, 4, ids, false);
+	vk_bind_buf(&group, 5, c->scratch, true);
+	s = vk_dispatch(c, VK_KERNEL_MOE_GROUP, &group, &gp, sizeof(gp), 1);
+	if (s)
+		return s;
+	if (sw) {
+		vk_bind_buf(&gemm, 0, c->scratch, true);
+		p.yo = (uint32_t)rows_at;
+		p.ys0 = 4 * k * N;
+		p.ys1 = 4 * N;
+	} else {
+		p.yo = vk_bind(c, &gemm, 0, y, true);
+		p.ys0 = (uint32_t)y->stride[0];
+		p.ys1 = (uint32_t)y->stride[1];
+	}
+	p.wo = vk_bind(c, &gemm, 1, w, false);
+	p.xo = vk_bind(c, &gemm, 2, x, false);
+	p.biaso = bias ? vk_bind(c, &gemm, 3, bias, false) : 0;
+	vk_bind_buf(&gemm, 4, c->scratch, false);
+	s = vk_dispatch(c, vk_weight_kernels[w->dtype].matmul_id, &gemm, &p, sizeof(p),
+			(uint64_t)E * p.tiles_m * p.tiles_n);
+	if (s || !sw)
+		return s;
+
+	struct weigh_push wp = { .T = T, .N = N, .k = k, .ys0 = (uint32_t)y->stride[0], .co = (uint32_t)rows_at,
+				 .sws0 = (uint32_t)sw->stride[0] };
+
+	wp.yo = vk_bind(c, &weigh, 0, y, true);
+	vk_bind_buf(&weigh, 4, c->scratch, false);
+	wp.swo = vk_bind(c, &weigh, 5, sw, false);
+	return vk_dispatch(c, VK_KERNEL_MOE_WEIGH, &weigh, &wp, sizeof(wp), ((uint64_t)T * N + 255) / 256);
+}
+
+/* Few tokens (decoding): one workgroup per (row n, token), matvec.comp
+ * -DIDS reading the ids on the device; many: matmul_id_grouped. Strides of
+ * size-1 dims are never used (index 0 only). */
 gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias, gllmk_t sw)
 {
 	struct vk_ctx *c = st;
@@ -190,6 +278,8 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 	const struct vk_weight_kernels *wk = &vk_weight_kernels[w->dtype];
 	gllmk_status s = check_ids_now(c, ids, w->shape[0]);
 
+	if (!s && T >= VK_GROUPED_MIN_T && w->shape[0] <= VK_GROUPED_MAX_E)
+		return matmul_id_grouped(c, y, x, w, ids, bias, sw);
 	if (!s)
 		s = vk_bind_codebooks(c, &call);
 	if (s)

@@ -213,7 +213,7 @@ struct vk_view vk_view(struct vk_ctx *c, struct vk_call *call, int slot, const g
  * (ops_common.c); plugins/vulkan/meson.build compiles a variant of
  * each family for every such dtype, named after its enum. */
 struct vk_weight_kernels {
-	enum vk_kernel dequant, get_rows, matmul, matvec, matvec_sg, matvec_id, matvec_id_sg;
+	enum vk_kernel dequant, get_rows, matmul, matvec, matvec_sg, matvec_id, matvec_id_sg, matmul_id;
 };
 struct vk_kv_kernels {
 	enum vk_kernel attention, attention_sg, kv_store;

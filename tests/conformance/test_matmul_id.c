@@ -328,35 +328,41 @@ static void matmul_id_bad_ids(void **state)
 }
 
 /* The same with ids an earlier device op writes (argmax over rows whose
- * largest value sits at column E for token 2, slot 1): a GPU plugin does
- * not wait for them, so the offence may surface at the sync; the results
- * of the good slots are not checked. */
-static void matmul_id_bad_device_ids(void **state)
+ * largest value sits at column E for the last slot, ids[t - 1, 1]): a GPU
+ * plugin does not wait for them, so the offence may surface at the sync;
+ * the results of the good slots are not checked. t = 3 takes a GPU
+ * plugin's decode path, t = 17 its grouped GEMM (SPEC/VULKAN.md,
+ * matmul_id). */
+static void bad_device_ids_case(int64_t t)
 {
-	const int64_t t = 3, k = 2, e = 4, n = 5, kd = 32;
+	const int64_t k = 2, e = 4, n = 5, kd = 32, flat = t * k;
 	int64_t w_shape[3] = { e, n, kd }, x_shape[2] = { t, kd }, ids_shape[2] = { t, k }, y_shape[2] = { t, n };
-	int64_t l_shape[2] = { t * k, e + 1 }, flat = t * k;
-	float *w = conf_xmalloc(sizeof(float) * (size_t)(e * n * kd)), x[3 * 32] = { 0 }, logits[6 * 5] = { 0 };
-	float sw[6] = { 1, 1, 1, 1, 1, 1 };
+	int64_t l_shape[2] = { flat, e + 1 };
+	float *w = conf_xmalloc(sizeof(float) * (size_t)(e * n * kd)), *x = conf_xmalloc(sizeof(float) * (size_t)(t * kd));
+	float *logits = conf_xmalloc(sizeof(float) * (size_t)(flat * (e + 1))), *sw = conf_xmalloc(sizeof(float) * (size_t)flat);
+	char want[32];
 
-	(void)state;
-	conf_begin("matmul_id");
 	memset(w, 0, sizeof(float) * (size_t)(e * n * kd));
-	for (int64_t r = 0; r < t * k; r++)
-		logits[r * (e + 1) + (r == 5 ? e : r % e)] = 1.0f;
+	memset(x, 0, sizeof(float) * (size_t)(t * kd));
+	memset(logits, 0, sizeof(float) * (size_t)(flat * (e + 1)));
+	for (int64_t r = 0; r < flat; r++) {
+		logits[r * (e + 1) + (r == flat - 1 ? e : r % e)] = 1.0f;
+		sw[r] = 1.0f;
+	}
 	struct conf_tensor wt = conf_upload(GLLMK_F32, 3, w_shape, w), xt = conf_upload(GLLMK_F32, 2, x_shape, x);
 	struct conf_tensor lt = conf_upload(GLLMK_F32, 2, l_shape, logits), st = conf_upload(GLLMK_F32, 2, ids_shape, sw);
 	struct conf_tensor it = conf_output(GLLMK_I32, 1, &flat), yt = conf_output(GLLMK_F32, 2, y_shape);
 	gllmk_tensor ids2 = gllmk_tensor_make(it.buf, 0, GLLMK_I32, 2, ids_shape);
 	gllmk_status rc;
 
+	snprintf(want, sizeof(want), "ids[%lld, 1]", (long long)(t - 1));
 	conf_ok(gllmk_argmax(conf.ctx, &it.t, &lt.t));
 	rc = gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &wt.t, &ids2, NULL, &st.t);
 	if (rc == GLLMK_OK)
 		rc = gllmk_sync(conf.ctx);
-	if (rc != GLLMK_E_BOUNDS || !strstr(gllmk_last_error(), "ids[2, 1]"))
-		conf_fail("matmul_id, ids[2, 1] = 4 from argmax: got %s (%s), want GLLMK_E_BOUNDS naming ids[2, 1]",
-			  gllmk_status_string(rc), gllmk_last_error());
+	if (rc != GLLMK_E_BOUNDS || !strstr(gllmk_last_error(), want))
+		conf_fail("matmul_id, T = %lld, %s = 4 from argmax: got %s (%s), want GLLMK_E_BOUNDS naming it",
+			  (long long)t, want, gllmk_status_string(rc), gllmk_last_error());
 	conf_free(&wt);
 	conf_free(&xt);
 	conf_free(&lt);
@@ -364,6 +370,17 @@ static void matmul_id_bad_device_ids(void **state)
 	conf_free(&it);
 	conf_free(&yt);
 	free(w);
+	free(x);
+	free(logits);
+	free(sw);
+}
+
+static void matmul_id_bad_device_ids(void **state)
+{
+	(void)state;
+	conf_begin("matmul_id");
+	bad_device_ids_case(3);
+	bad_device_ids_case(17);
 	conf_covered("matmul_id");
 }
 
