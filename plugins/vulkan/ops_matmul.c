@@ -197,6 +197,19 @@ static uint64_t grouped_rows_at(uint32_t E, uint32_t slots)
 	return ((uint64_t)E + 1 + slots) * 4 / 256 * 256 + 256;
 }
 
+/* Whether matmul_id takes the grouped GEMM: many tokens, experts that
+ * moe_group.comp can count, and a scratch buffer one binding holds (its
+ * offsets are 32-bit). */
+static bool use_grouped(const struct vk_ctx *c, gllmk_t ids, gllmk_t w, gllmk_t sw)
+{
+	const uint64_t slots = (uint64_t)ids->shape[0] * (uint64_t)ids->shape[1];
+	const uint64_t bytes = grouped_rows_at((uint32_t)w->shape[0], (uint32_t)slots) +
+			       (sw ? 4 * slots * (uint64_t)w->shape[1] : 0);
+
+	return ids->shape[0] >= VK_GROUPED_MIN_T && w->shape[0] <= VK_GROUPED_MAX_E && bytes <= c->max_range &&
+	       bytes <= UINT32_MAX;
+}
+
 /* Many tokens (prefill): the slots grouped by expert on the device
  * (moe_group), one tiled GEMM over every expert's group (matmul.comp
  * -DIDS), then, with slot weights, the slots folded into y (moe_weigh):
@@ -278,7 +291,7 @@ gllmk_status vk_matmul_id(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids
 	const struct vk_weight_kernels *wk = &vk_weight_kernels[w->dtype];
 	gllmk_status s = check_ids_now(c, ids, w->shape[0]);
 
-	if (!s && T >= VK_GROUPED_MIN_T && w->shape[0] <= VK_GROUPED_MAX_E)
+	if (!s && use_grouped(c, ids, w, sw))
 		return matmul_id_grouped(c, y, x, w, ids, bias, sw);
 	if (!s)
 		s = vk_bind_codebooks(c, &call);
