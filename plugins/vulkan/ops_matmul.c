@@ -191,10 +191,13 @@ struct weigh_push {
 
 /* The scratch buffer of a grouped matmul_id: the grouping (start[E + 1],
  * the slot list) from word 0, then, with slot weights, each slot's row of
- * N floats from byte rows_at. */
-static uint64_t grouped_rows_at(uint32_t E, uint32_t slots)
+ * N floats from byte rows_at; its size in *bytes. */
+static uint64_t grouped_scratch(uint64_t E, uint64_t slots, uint64_t N, gllmk_t sw, uint64_t *bytes)
 {
-	return ((uint64_t)E + 1 + slots) * 4 / 256 * 256 + 256;
+	const uint64_t rows_at = (E + 1 + slots) * 4 / 256 * 256 + 256;
+
+	*bytes = rows_at + (sw ? 4 * slots * N : 0);
+	return rows_at;
 }
 
 /* Whether matmul_id takes the grouped GEMM: many tokens, experts that
@@ -202,12 +205,38 @@ static uint64_t grouped_rows_at(uint32_t E, uint32_t slots)
  * offsets are 32-bit). */
 static bool use_grouped(const struct vk_ctx *c, gllmk_t ids, gllmk_t w, gllmk_t sw)
 {
-	const uint64_t slots = (uint64_t)ids->shape[0] * (uint64_t)ids->shape[1];
-	const uint64_t bytes = grouped_rows_at((uint32_t)w->shape[0], (uint32_t)slots) +
-			       (sw ? 4 * slots * (uint64_t)w->shape[1] : 0);
+	uint64_t bytes;
 
+	grouped_scratch((uint64_t)w->shape[0], (uint64_t)(ids->shape[0] * ids->shape[1]), (uint64_t)w->shape[1], sw,
+			&bytes);
 	return ids->shape[0] >= VK_GROUPED_MIN_T && w->shape[0] <= VK_GROUPED_MAX_E && bytes <= c->max_range &&
 	       bytes <= UINT32_MAX;
+}
+
+/* moe_group: the slots sorted by expert into the scratch buffer. */
+static gllmk_status group_slots(struct vk_ctx *c, gllmk_t ids, uint32_t E)
+{
+	struct vk_call call = { 0 };
+	struct group_push gp = { .T = (uint32_t)ids->shape[0], .k = (uint32_t)ids->shape[1], .E = E,
+				 .ids0 = (uint32_t)ids->stride[0] };
+
+	gp.ido = vk_bind(c, &call, 4, ids, false);
+	vk_bind_buf(&call, 5, c->scratch, true);
+	return vk_dispatch(c, VK_KERNEL_MOE_GROUP, &call, &gp, sizeof(gp), 1);
+}
+
+/* moe_weigh: y[t, :] = Σ_j sw[t, j] · the slot row (t, j) at rows_at. */
+static gllmk_status weigh_slots(struct vk_ctx *c, gllmk_t y, gllmk_t sw, uint32_t k, uint32_t N, uint64_t rows_at)
+{
+	struct vk_call call = { 0 };
+	const uint32_t T = (uint32_t)y->shape[0];
+	struct weigh_push wp = { .T = T, .N = N, .k = k, .ys0 = (uint32_t)y->stride[0], .co = (uint32_t)rows_at,
+				 .sws0 = (uint32_t)sw->stride[0] };
+
+	wp.yo = vk_bind(c, &call, 0, y, true);
+	vk_bind_buf(&call, 4, c->scratch, false);
+	wp.swo = vk_bind(c, &call, 5, sw, false);
+	return vk_dispatch(c, VK_KERNEL_MOE_WEIGH, &call, &wp, sizeof(wp), ((uint64_t)T * N + 255) / 256);
 }
 
 /* Many tokens (prefill): the slots grouped by expert on the device
@@ -218,34 +247,30 @@ static bool use_grouped(const struct vk_ctx *c, gllmk_t ids, gllmk_t w, gllmk_t 
 static gllmk_status matmul_id_grouped(struct vk_ctx *c, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t ids, gllmk_t bias,
 				      gllmk_t sw)
 {
-	const uint32_t T = (uint32_t)ids->shape[0], k = (uint32_t)ids->shape[1], E = (uint32_t)w->shape[0];
-	const uint32_t N = (uint32_t)w->shape[1], slots = T * k;
-	const uint64_t rows_at = grouped_rows_at(E, slots);
-	struct vk_call group = { 0 }, gemm = { 0 }, weigh = { 0 };
-	gllmk_status s = vk_scratch(c, rows_at + (sw ? 4ull * slots * N : 0));
-	struct group_push gp = { .T = T, .k = k, .E = E, .ids0 = (uint32_t)ids->stride[0] };
+	const uint32_t k = (uint32_t)ids->shape[1], E = (uint32_t)w->shape[0], N = (uint32_t)w->shape[1];
+	const uint32_t slots = (uint32_t)ids->shape[0] * k;
+	uint64_t bytes;
+	const uint64_t rows_at = grouped_scratch(E, slots, N, sw, &bytes);
+	struct vk_call gemm = { 0 };
 	struct id_gemm_push p = {
-		.T = T, .N = N, .K = (uint32_t)w->shape[2], .flags = bias ? 1u : 0u,
+		.T = (uint32_t)ids->shape[0], .N = N, .K = (uint32_t)w->shape[2], .flags = bias ? 1u : 0u,
 		.xs0 = (uint32_t)x->stride[0], .xs1 = x->ndim == 3 ? (uint32_t)x->stride[1] : 0,
 		.k = k, .ws0 = (uint32_t)w->stride[1], .wse = (uint32_t)w->stride[0], .E = E,
 		.biase = bias ? (uint32_t)bias->stride[0] : 0,
 		.tiles_n = (N + VK_TILE - 1) / VK_TILE, .tiles_m = (slots + VK_TILE - 1) / VK_TILE,
+		/* with slot weights each slot's row goes to scratch, for weigh_slots */
+		.yo = (uint32_t)rows_at, .ys0 = 4 * k * N, .ys1 = 4 * N,
 	};
+	gllmk_status s = vk_scratch(c, bytes);
 
 	if (!s)
 		s = vk_bind_codebooks(c, &gemm);
-	if (s)
-		return s;
-	gp.ido = vk_bind(c, &group, 4, ids, false);
-	vk_bind_buf(&group, 5, c->scratch, true);
-	s = vk_dispatch(c, VK_KERNEL_MOE_GROUP, &group, &gp, sizeof(gp), 1);
+	if (!s)
+		s = group_slots(c, ids, E);
 	if (s)
 		return s;
 	if (sw) {
 		vk_bind_buf(&gemm, 0, c->scratch, true);
-		p.yo = (uint32_t)rows_at;
-		p.ys0 = 4 * k * N;
-		p.ys1 = 4 * N;
 	} else {
 		p.yo = vk_bind(c, &gemm, 0, y, true);
 		p.ys0 = (uint32_t)y->stride[0];
@@ -257,16 +282,7 @@ static gllmk_status matmul_id_grouped(struct vk_ctx *c, gllmk_t y, gllmk_t x, gl
 	vk_bind_buf(&gemm, 4, c->scratch, false);
 	s = vk_dispatch(c, vk_weight_kernels[w->dtype].matmul_id, &gemm, &p, sizeof(p),
 			(uint64_t)E * p.tiles_m * p.tiles_n);
-	if (s || !sw)
-		return s;
-
-	struct weigh_push wp = { .T = T, .N = N, .k = k, .ys0 = (uint32_t)y->stride[0], .co = (uint32_t)rows_at,
-				 .sws0 = (uint32_t)sw->stride[0] };
-
-	wp.yo = vk_bind(c, &weigh, 0, y, true);
-	vk_bind_buf(&weigh, 4, c->scratch, false);
-	wp.swo = vk_bind(c, &weigh, 5, sw, false);
-	return vk_dispatch(c, VK_KERNEL_MOE_WEIGH, &weigh, &wp, sizeof(wp), ((uint64_t)T * N + 255) / 256);
+	return s || !sw ? s : weigh_slots(c, y, sw, k, N, rows_at);
 }
 
 /* Few tokens (decoding): one workgroup per (row n, token), matvec.comp
