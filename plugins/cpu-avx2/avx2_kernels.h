@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cpu_cntx.h"
+#include "gemm/qgemm_pack_isa.h"
 
 /* sgemm_avx2.c */
 #define AVX2_SGEMM_MR 6
@@ -41,6 +42,14 @@ AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32_min)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16_min)
+
+/* qgemm_pack_avx2.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
+ * avx2_qgemm_pack_<dtype> for each dtype of
+ * CPU_QGEMM_ISA_PACKERS (gemm/qgemm_pack_isa.h), the same bytes as the
+ * framework's cpu_qgemm_pack_b. */
+#define AVX2_DECLARE_QGEMM_PACK(t, T, sb, has_min) \
+	void avx2_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst);
+CPU_QGEMM_ISA_PACKERS(AVX2_DECLARE_QGEMM_PACK)
 
 /* quant_avx2.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */

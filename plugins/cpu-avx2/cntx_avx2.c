@@ -103,6 +103,11 @@
 	{ { avx2_qgemm_u8_4x16_sb32_u##j, avx2_qgemm_u8_4x16_sb32_min_u##j }, \
 	  { avx2_qgemm_u8_4x16_sb16_u##j, avx2_qgemm_u8_4x16_sb16_min_u##j } }
 
+/* The B packers of the unsigned packing (the framework's for the signed
+ * one: q8_0 and the iq4 on the plain table). */
+#define AVX2_QGEMM_PACK_ENTRY(t, T, sb, has_min) [GLLMK_##T] = avx2_qgemm_pack_##t,
+#define AVX2_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(AVX2_QGEMM_PACK_ENTRY) }
+
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
 const struct cpu_cntx avx2_cntx = {
 	.isa = "avx2",
@@ -124,6 +129,7 @@ const struct cpu_cntx avx2_cntx = {
 	 * trick, pairs summed in i16 (qgemm_avx2.c). */
 	.qgemm.ukernel_narrow = { AVX2_QGEMM_NARROW(0), AVX2_QGEMM_NARROW(1), AVX2_QGEMM_NARROW(2),
 				  AVX2_QGEMM_NARROW(3) },
+	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
 	/* Where that GEMM overtakes the vec_dot rows (Zen 4 running this
 	 * plugin, 2 threads, the 1B model's layer shapes; SPEC/CPU.md "Small
 	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign
@@ -154,4 +160,5 @@ const struct cpu_cntx avx2vnni_cntx = {
 	/* vpdpbusd on the unsigned packing. */
 	.qgemm = CPU_QGEMM_KERNELS(AVX2_QGEMM_MR, 0, avxvnni_qgemm_u8_4x16_sb32, avxvnni_qgemm_u8_4x16_sb32_min,
 				   avxvnni_qgemm_u8_4x16_sb16, avxvnni_qgemm_u8_4x16_sb16_min),
+	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
 };

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cpu_cntx.h"
+#include "gemm/qgemm_pack_isa.h"
 
 /* sgemm_avx512.c: a 14×32 register block (28 zmm accumulators). */
 #define AVX512_SGEMM_MR 14
@@ -46,17 +47,12 @@ void avx512vnni_qgemm_ukernel_sb16_xs256(int64_t nsb, const void *a, const void 
 void avx512vnni_qgemm_ukernel_sb16_min_xs256(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,
 					     int accumulate);
 
-/* qgemm_pack_avx512.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn), one
- * per weight dtype, the same bytes as the framework's cpu_qgemm_pack_b. */
-void avx512_qgemm_pack_q4_0(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_iq4_nl(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q8_0(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_iq4_xs(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q4_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q5_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q6_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q3_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
-void avx512_qgemm_pack_q2_K(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+/* qgemm_pack_avx512.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
+ * avx512_qgemm_pack_<dtype> for each dtype of CPU_QGEMM_ISA_PACKERS
+ * (gemm/qgemm_pack_isa.h), the same bytes as the framework's cpu_qgemm_pack_b. */
+#define AVX512_DECLARE_QGEMM_PACK(t, T, sb, has_min) \
+	void avx512_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst);
+CPU_QGEMM_ISA_PACKERS(AVX512_DECLARE_QGEMM_PACK)
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block
  * formats; the float ones are plugins/cpu/simd/dot_float_simd.h's. */

@@ -112,6 +112,8 @@ const struct cpu_cntx avx512_cntx = {
 };
 
 /* The same with vpdpbusd, and the int8 GEMM (VNNI only). */
+#define AVX512_QGEMM_PACK_ENTRY(t, T, sb, has_min) [GLLMK_##T] = avx512_qgemm_pack_##t,
+
 #define CNTX_VNNI \
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS }, \
 	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_0, avx512vnni_vec_dot_rows_q4_0, AVX512_Q4_0_DOT_ROWS }, \
@@ -149,15 +151,7 @@ const struct cpu_cntx avx512_cntx = {
 				{ avx512vnni_qgemm_ukernel_sb16, avx512vnni_qgemm_ukernel_sb16_min } }, \
 		   .ukernel_xs256 = { { avx512vnni_qgemm_ukernel_sb32_xs256, avx512vnni_qgemm_ukernel_sb32_min_xs256 }, \
 				      { avx512vnni_qgemm_ukernel_sb16_xs256, avx512vnni_qgemm_ukernel_sb16_min_xs256 } }, \
-		   .pack_b = { [GLLMK_Q4_0] = avx512_qgemm_pack_q4_0, \
-			       [GLLMK_IQ4_NL] = avx512_qgemm_pack_iq4_nl, \
-			       [GLLMK_Q8_0] = avx512_qgemm_pack_q8_0, \
-			       [GLLMK_IQ4_XS] = avx512_qgemm_pack_iq4_xs, \
-			       [GLLMK_Q4_K] = avx512_qgemm_pack_q4_K, \
-			       [GLLMK_Q5_K] = avx512_qgemm_pack_q5_K, \
-			       [GLLMK_Q6_K] = avx512_qgemm_pack_q6_K, \
-			       [GLLMK_Q3_K] = avx512_qgemm_pack_q3_K, \
-			       [GLLMK_Q2_K] = avx512_qgemm_pack_q2_K }, \
+		   .pack_b = { CPU_QGEMM_ISA_PACKERS(AVX512_QGEMM_PACK_ENTRY) }, \
 		   /* Where this GEMM overtakes the vec_dot rows (Zen 4, 2 threads, \
 		    * the 1B model's layer shapes; SPEC/CPU.md "Small M", \
 		    * BENCHMARKS.md "Session 8"): the formats with an ISA packer \

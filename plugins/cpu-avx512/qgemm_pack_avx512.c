@@ -16,7 +16,7 @@
 
 #include "avx512_kernels.h"
 #include "cpu_cntx.h"
-#include "quant_blocks.h"
+#include "gemm/qgemm_pack_isa.h"
 
 #define NR CPU_QGEMM_NR
 
@@ -60,8 +60,8 @@ static inline __attribute__((always_inline)) void transpose_16x16_epi32(__m512i 
 }
 
 static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, int64_t row_bytes, int64_t rows,
-							     int64_t kc, uint8_t *dst, const int sb, const int has_min,
-							     chunk_decoder decode)
+							     int64_t kc, int w_bias, uint8_t *dst, const int sb,
+							     const int has_min, chunk_decoder decode)
 {
 	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
 
@@ -75,7 +75,9 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 			memset(off, 0, sizeof(off));
 		}
 		for (int64_t r = 0; r < NR; r++)
-			u[r] = r < rows ? decode(w + r * row_bytes, c, scale + r, off + r) : _mm512_setzero_si512();
+			u[r] = r < rows ? _mm512_sub_epi8(decode(w + r * row_bytes, c, scale + r, off + r),
+							  _mm512_set1_epi8((char)w_bias))
+					: _mm512_setzero_si512();
 		transpose_16x16_epi32(u);
 		/* u[j]: bytes 4j..4j+3 of the 64, sub-block 4j/sb, group (4j mod sb)/4 */
 		for (int j = 0; j < 16; j++)
@@ -183,41 +185,20 @@ static inline __m512i decode_iq4_xs(const uint8_t *row, int64_t c, float *scale,
 {
 	const struct block_iq4_xs *x = (const struct block_iq4_xs *)row + c / 4;
 	const int q = (int)(c % 4);
-	const float d = _cvtsh_ss(x->d);
-	/* unsigned fields: gcc -O3 otherwise spills a byte and reloads it as
-	 * an int (a store-forwarding stall: 2x the pack's time) */
-	const unsigned lo = x->scales_l[q], hi = (unsigned)x->scales_h >> 4 * q;
-	const int ls0 = (int)((lo & 0x0f) | (hi & 3) << 4), ls1 = (int)(lo >> 4 | (hi & 0x0c) << 2);
 
 	(void)off;
-	scale[0] = d * (ls0 - 32);
-	scale[NR] = d * (ls1 - 32);
+	qgemm_chunk_scales_iq4_xs(x, q, _cvtsh_ss(x->d), scale);
 	return iq4_lookup(nibbles_2x16(_mm_loadu_si128((const __m128i *)(x->qs + 32 * q)),
 				       _mm_loadu_si128((const __m128i *)(x->qs + 32 * q + 16))));
 }
 
-/* q4_K and q5_K: chunk q = c mod 4 is sub-blocks 2q, 2q + 1, scale d·sc,
- * offset −dmin·m, as k4_scales in qgemm_pack.c. */
-static inline void k4_chunk_scales(const uint8_t *scales, uint16_t d16, uint16_t dmin16, int q, float *scale,
-				   float *off)
-{
-	const float d = _cvtsh_ss(d16), dmin = _cvtsh_ss(dmin16);
-
-	for (int h = 0; h < 2; h++) {
-		uint8_t sc, m;
-
-		k4_scale_min(2 * q + h, scales, &sc, &m);
-		scale[NR * h] = d * sc;
-		off[NR * h] = -(dmin * m);
-	}
-}
-
+/* q4_K and q5_K: chunk q = c mod 4 is sub-blocks 2q, 2q + 1 (qgemm_pack_isa.h). */
 static inline __m512i decode_q4_K(const uint8_t *row, int64_t c, float *scale, float *off)
 {
 	const struct block_q4_K *x = (const struct block_q4_K *)row + c / 4;
 	const int q = (int)(c % 4);
 
-	k4_chunk_scales(x->scales, x->d, x->dmin, q, scale, off);
+	qgemm_chunk_scales_k4(x->scales, _cvtsh_ss(x->d), _cvtsh_ss(x->dmin), q, scale, off);
 	return nibbles_32(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * q)));
 }
 
@@ -227,7 +208,7 @@ static inline __m512i decode_q5_K(const uint8_t *row, int64_t c, float *scale, f
 	const struct block_q5_K *x = (const struct block_q5_K *)row + c / 4;
 	const int q = (int)(c % 4);
 
-	k4_chunk_scales(x->scales, x->d, x->dmin, q, scale, off);
+	qgemm_chunk_scales_k4(x->scales, _cvtsh_ss(x->d), _cvtsh_ss(x->dmin), q, scale, off);
 	return _mm512_or_si512(nibbles_32(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * q))),
 			       bits_64(x->qh, 2 * q, 0x10));
 }
@@ -244,11 +225,9 @@ static inline __m512i decode_q6_K(const uint8_t *row, int64_t c, float *scale, f
 	const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * half));
 	const __m512i h = _mm512_slli_epi16(bit_pairs_64(qh, 4 * part), 4); /* 0..3 << 4: no carry between bytes */
 	const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(ql, 4 * part), _mm512_set1_epi8(0x0f));
-	const float d = _cvtsh_ss(x->d);
 
 	(void)off;
-	for (int s = 0; s < 4; s++)
-		scale[NR * s] = d * x->scales[4 * (int)(c % 4) + s];
+	qgemm_chunk_scales_q6_K(x, (int)(c % 4), _cvtsh_ss(x->d), scale);
 	return _mm512_or_si512(lo, h);
 }
 
@@ -265,11 +244,9 @@ static inline __m512i decode_q3_K(const uint8_t *row, int64_t c, float *scale, f
 {
 	const struct block_q3_K *x = (const struct block_q3_K *)row + c / 4;
 	const int q = (int)(c % 4);
-	const float d = _cvtsh_ss(x->d);
 
 	(void)off;
-	for (int s = 0; s < 4; s++)
-		scale[NR * s] = d * q3_K_scale(x->scales, 4 * q + s);
+	qgemm_chunk_scales_q3_K(x, q, _cvtsh_ss(x->d), scale);
 	return _mm512_or_si512(crumbs_64(x->qs, q), bits_64(x->hmask, 2 * q, 4));
 }
 
@@ -278,28 +255,17 @@ static inline __m512i decode_q2_K(const uint8_t *row, int64_t c, float *scale, f
 {
 	const struct block_q2_K *x = (const struct block_q2_K *)row + c / 4;
 	const int q = (int)(c % 4);
-	const float d = _cvtsh_ss(x->d), dmin = _cvtsh_ss(x->dmin);
 
-	for (int s = 0; s < 4; s++) {
-		scale[NR * s] = d * (x->scales[4 * q + s] & 0x0f);
-		off[NR * s] = -(dmin * (x->scales[4 * q + s] >> 4));
-	}
+	qgemm_chunk_scales_q2_K(x, q, _cvtsh_ss(x->d), _cvtsh_ss(x->dmin), scale, off);
 	return crumbs_64(x->qs, q);
 }
 
 /* --------------------------------------------------- the packers */
 
-#define QGEMM_PACK(name, sb, has_min, decoder)                                                              \
-	void name(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)                    \
+#define QGEMM_PACK(t, T, sb, has_min)                                                                       \
+	void avx512_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, \
+				   void *dst)                                                               \
 	{                                                                                                   \
-		pack_panel(w, row_bytes, rows, kc, dst, sb, has_min, decoder);                              \
+		pack_panel(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode_##t);                   \
 	}
-QGEMM_PACK(avx512_qgemm_pack_q4_0, 32, 0, decode_q4_0)
-QGEMM_PACK(avx512_qgemm_pack_iq4_nl, 32, 0, decode_iq4_nl)
-QGEMM_PACK(avx512_qgemm_pack_q8_0, 32, 0, decode_q8_0)
-QGEMM_PACK(avx512_qgemm_pack_iq4_xs, 32, 0, decode_iq4_xs)
-QGEMM_PACK(avx512_qgemm_pack_q4_K, 32, 1, decode_q4_K)
-QGEMM_PACK(avx512_qgemm_pack_q5_K, 32, 1, decode_q5_K)
-QGEMM_PACK(avx512_qgemm_pack_q6_K, 16, 0, decode_q6_K)
-QGEMM_PACK(avx512_qgemm_pack_q3_K, 16, 0, decode_q3_K)
-QGEMM_PACK(avx512_qgemm_pack_q2_K, 16, 1, decode_q2_K)
+CPU_QGEMM_ISA_PACKERS(QGEMM_PACK)

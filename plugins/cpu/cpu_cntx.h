@@ -111,10 +111,11 @@ typedef void (*cpu_qgemm_ukernel_fn)(int64_t nsb, const void *a, const void *b, 
 				     int accumulate);
 /* Pack weight rows w, w + row_bytes, ... (rows of them, 1..CPU_QGEMM_NR),
  * elements [0, kc) of each (kc a multiple of 64), into one B panel
- * (gemm/qgemm.h) the table's way (signed_w), rows past `rows` zero: the
- * bytes the framework's packer (qgemm_pack.c, cpu_qgemm_pack_b) writes for
- * the table's dtype. */
-typedef void (*cpu_qgemm_pack_fn)(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
+ * (gemm/qgemm.h), w_bias subtracted from each u (0: the unsigned packing,
+ * c: the signed one), rows past `rows` zero: the bytes the framework's
+ * packer (qgemm_pack.c, cpu_qgemm_pack_b) writes for the dtype. */
+typedef void (*cpu_qgemm_pack_fn)(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias,
+				  void *dst);
 struct cpu_qgemm_kernels {
 	int mr;                         /* 0: no int8 GEMM (the f32 GEMM decodes the weights) */
 	/* 0: weights packed as unsigned bytes u (u8×s8 dots: vpdpbusd);

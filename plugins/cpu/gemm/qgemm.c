@@ -143,7 +143,7 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 	const int64_t rows = min64(g->n - n0, CPU_QGEMM_NR);
 
 	if (isa_pack && kc % 64 == 0)
-		isa_pack(src, g->w_row_bytes, rows, kc, dst);
+		isa_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
 	else
 		cpu_qgemm_pack_b(g->w_dtype, r->w_bias, src, g->w_row_bytes, rows, kc, dst);
 }

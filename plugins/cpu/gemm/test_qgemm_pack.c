@@ -1,20 +1,30 @@
-/* The AVX-512 B packers (qgemm_pack_avx512.c) write the same bytes as the
- * framework's cpu_qgemm_pack_b (the reference): random blocks of every
- * dtype with a packer, f16 scales random finite values (subnormals
- * included), full and partial panels, kc of one chunk to CPU_QGEMM_KC_MAX,
- * a row stride longer than the packed part. Exit 77 (skipped) on a CPU
- * without AVX-512 BW/VL/DQ.
+/* An ISA's B packers (cpu-avx512/qgemm_pack_avx512.c,
+ * cpu-avx2/qgemm_pack_avx2.c) write the same bytes as the framework's
+ * cpu_qgemm_pack_b (the reference), unsigned (w_bias 0) and signed
+ * (w_bias c, the format's): random blocks of every dtype with a packer, f16 scales random finite values
+ * (subnormals included), full and partial panels, kc of one chunk to
+ * CPU_QGEMM_KC_MAX, a row stride longer than the packed part. Built once
+ * per ISA (plugins/meson.build): ISA is avx512 or avx2, ISA_HEADER its
+ * kernels' header. Exit 77 (skipped) on a CPU that cannot run the ISA.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avx512_kernels.h"
+#include ISA_HEADER
 #include "gemm/qgemm.h"
 #include "gemm/test_rng.h"
 #include "quant_blocks.h"
 #include "x86/x86_features.h"
+
+#define PACKER_(isa, t) isa##_qgemm_pack_##t
+#define PACKER(isa, t) PACKER_(isa, t)
+#define CAN_RUN_(isa) x86_can_run_##isa
+#define CAN_RUN(isa) CAN_RUN_(isa)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define ISA_NAME STR(ISA)
 
 static uint32_t rng = 12345;
 
@@ -39,7 +49,7 @@ struct case_ {
 	int f16_at[2];          /* offsets of the block's f16 fields, −1: none */
 };
 
-static int check(const struct case_ *c, int64_t rows, int64_t kc)
+static int check(const struct case_ *c, int64_t rows, int64_t kc, int w_bias)
 {
 	const int64_t row_bytes = (kc / c->block + 1) * c->block_bytes;
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
@@ -59,16 +69,16 @@ static int check(const struct case_ *c, int64_t rows, int64_t kc)
 	memset(want, 0xaa, (size_t)panel_bytes);
 	memset(got, 0xaa, (size_t)panel_bytes);
 	memset(got, 0x55, (size_t)len); /* a byte the packer leaves differs */
-	cpu_qgemm_pack_b(c->t, 0, w, row_bytes, rows, kc, want); /* unsigned, as vpdpbusd's */
-	c->pack(w, row_bytes, rows, kc, got);
+	cpu_qgemm_pack_b(c->t, w_bias, w, row_bytes, rows, kc, want);
+	c->pack(w, row_bytes, rows, kc, w_bias, got);
 	bad = memcmp(want, got, (size_t)panel_bytes) != 0;
 	if (bad) {
 		int64_t i = 0;
 
 		while (want[i] == got[i])
 			i++;
-		fprintf(stderr, "%s rows %lld kc %lld: byte %lld of %lld differs (%02x, want %02x)\n", c->name,
-			(long long)rows, (long long)kc, (long long)i, (long long)len, got[i], want[i]);
+		fprintf(stderr, "%s rows %lld kc %lld w_bias %d: byte %lld of %lld differs (%02x, want %02x)\n",
+			c->name, (long long)rows, (long long)kc, w_bias, (long long)i, (long long)len, got[i], want[i]);
 	}
 	free(w);
 	free(want);
@@ -78,16 +88,13 @@ static int check(const struct case_ *c, int64_t rows, int64_t kc)
 
 int main(void)
 {
+#define CASE(t, T, block, bytes, f16a, f16b) { #t, GLLMK_##T, PACKER(ISA, t), block, bytes, { f16a, f16b } }
 	static const struct case_ cases[] = {
-		{ "q4_0", GLLMK_Q4_0, avx512_qgemm_pack_q4_0, 32, 18, { 0, -1 } },
-		{ "iq4_nl", GLLMK_IQ4_NL, avx512_qgemm_pack_iq4_nl, 32, 18, { 0, -1 } },
-		{ "q8_0", GLLMK_Q8_0, avx512_qgemm_pack_q8_0, 32, 34, { 0, -1 } },
-		{ "iq4_xs", GLLMK_IQ4_XS, avx512_qgemm_pack_iq4_xs, 256, 136, { 0, -1 } },
-		{ "q4_K", GLLMK_Q4_K, avx512_qgemm_pack_q4_K, 256, 144, { 0, 2 } },
-		{ "q5_K", GLLMK_Q5_K, avx512_qgemm_pack_q5_K, 256, 176, { 0, 2 } },
-		{ "q6_K", GLLMK_Q6_K, avx512_qgemm_pack_q6_K, 256, 210, { 208, -1 } },
-		{ "q3_K", GLLMK_Q3_K, avx512_qgemm_pack_q3_K, 256, 110, { 108, -1 } },
-		{ "q2_K", GLLMK_Q2_K, avx512_qgemm_pack_q2_K, 256, 84, { 80, 82 } },
+		CASE(q4_0, Q4_0, 32, 18, 0, -1),     CASE(iq4_nl, IQ4_NL, 32, 18, 0, -1),
+		CASE(q8_0, Q8_0, 32, 34, 0, -1),     CASE(iq4_xs, IQ4_XS, 256, 136, 0, -1),
+		CASE(q4_K, Q4_K, 256, 144, 0, 2),    CASE(q5_K, Q5_K, 256, 176, 0, 2),
+		CASE(q6_K, Q6_K, 256, 210, 208, -1), CASE(q3_K, Q3_K, 256, 110, 108, -1),
+		CASE(q2_K, Q2_K, 256, 84, 80, 82),
 	};
 	static const int64_t rows[] = { 16, 15, 7, 1 }, kcs[] = { 64, 192, 256, 512 };
 	int fails = 0;
@@ -97,16 +104,19 @@ int main(void)
 	char why[256];
 
 	x86_features_read(&f);
-	if (!x86_can_run_avx512(&f, why, sizeof(why))) {
-		printf("skipped: cpu-avx512 cannot run here: %s\n", why);
+	if (!CAN_RUN(ISA)(&f, why, sizeof(why))) {
+		printf("skipped: the %s packers cannot run here: %s\n", ISA_NAME, why);
 		return 77;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
 			for (size_t k = 0; k < sizeof(kcs) / sizeof(kcs[0]); k++)
 				for (int rep = 0; rep < 4; rep++)
-					if (kcs[k] % cases[i].block == 0)
-						fails += check(&cases[i], rows[r], kcs[k]);
-	printf("%s\n", fails ? "FAIL" : "ok: every packer writes the reference's bytes");
+					if (kcs[k] % cases[i].block == 0) {
+						fails += check(&cases[i], rows[r], kcs[k], 0);
+						fails += check(&cases[i], rows[r], kcs[k],
+							       cpu_qgemm_format(cases[i].t)->c);
+					}
+	printf("%s: %s\n", ISA_NAME, fails ? "FAIL" : "ok: every packer writes the reference's bytes");
 	return fails != 0;
 }
