@@ -47,8 +47,7 @@ AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16_min)
  * avx2_qgemm_pack_<dtype> for each dtype of
  * CPU_QGEMM_ISA_PACKERS (gemm/qgemm_pack_isa.h), the same bytes as the
  * framework's cpu_qgemm_pack_b. */
-#define AVX2_DECLARE_QGEMM_PACK(t, T, sb, has_min) \
-	void avx2_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst);
+#define AVX2_DECLARE_QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_PROTO(avx2, t);
 CPU_QGEMM_ISA_PACKERS(AVX2_DECLARE_QGEMM_PACK)
 
 /* quant_avx2.c: the q8_0 and q8_K activation encoders, bit for bit the

@@ -105,7 +105,7 @@
 
 /* The B packers of the unsigned packing (the framework's for the signed
  * one: q8_0 and the iq4 on the plain table). */
-#define AVX2_QGEMM_PACK_ENTRY(t, T, sb, has_min) [GLLMK_##T] = avx2_qgemm_pack_##t,
+#define AVX2_QGEMM_PACK_ENTRY(t, T, sb, has_min) CPU_QGEMM_PACKER_ENTRY(avx2, t, T)
 #define AVX2_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(AVX2_QGEMM_PACK_ENTRY) }
 
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */

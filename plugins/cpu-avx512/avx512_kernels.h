@@ -50,8 +50,7 @@ void avx512vnni_qgemm_ukernel_sb16_min_xs256(int64_t nsb, const void *a, const v
 /* qgemm_pack_avx512.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
  * avx512_qgemm_pack_<dtype> for each dtype of CPU_QGEMM_ISA_PACKERS
  * (gemm/qgemm_pack_isa.h), the same bytes as the framework's cpu_qgemm_pack_b. */
-#define AVX512_DECLARE_QGEMM_PACK(t, T, sb, has_min) \
-	void avx512_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst);
+#define AVX512_DECLARE_QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_PROTO(avx512, t);
 CPU_QGEMM_ISA_PACKERS(AVX512_DECLARE_QGEMM_PACK)
 
 /* Weight rows per vec_dot_rows call (the tables' dot_rows) of the block

@@ -112,7 +112,7 @@ const struct cpu_cntx avx512_cntx = {
 };
 
 /* The same with vpdpbusd, and the int8 GEMM (VNNI only). */
-#define AVX512_QGEMM_PACK_ENTRY(t, T, sb, has_min) [GLLMK_##T] = avx512_qgemm_pack_##t,
+#define AVX512_QGEMM_PACK_ENTRY(t, T, sb, has_min) CPU_QGEMM_PACKER_ENTRY(avx512, t, T)
 
 #define CNTX_VNNI \
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS }, \

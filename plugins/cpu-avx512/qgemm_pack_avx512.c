@@ -262,10 +262,5 @@ static inline __m512i decode_q2_K(const uint8_t *row, int64_t c, float *scale, f
 
 /* --------------------------------------------------- the packers */
 
-#define QGEMM_PACK(t, T, sb, has_min)                                                                       \
-	void avx512_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, \
-				   void *dst)                                                               \
-	{                                                                                                   \
-		pack_panel(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode_##t);                   \
-	}
+#define QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_DEFINE(avx512, t, sb, has_min)
 CPU_QGEMM_ISA_PACKERS(QGEMM_PACK)

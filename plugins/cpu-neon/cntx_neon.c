@@ -67,6 +67,10 @@
 	.nr = NEON_SGEMM_NR,                                                                         \
 	.sgemm_ukernel = neon_sgemm_ukernel
 
+/* The int8 GEMM's B packers (qgemm_pack_neon.c), signed like the tables. */
+#define NEON_QGEMM_PACK_ENTRY(t, T, sb, has_min) CPU_QGEMM_PACKER_ENTRY(neon, t, T)
+#define NEON_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(NEON_QGEMM_PACK_ENTRY) }
+
 /* Every block format: { activation dtype, vec_dot, vec_dot_rows, dot_rows }.
  * Activations encoded to q8_0 (32-element formats) or q8_K (256-element
  * ones), NEON_DOT_ROWS weight rows a call. */
@@ -99,6 +103,7 @@ const struct cpu_cntx neon_cntx = {
 	 * packing: smull + sadalp. */
 	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_MR, 1, neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min,
 				   neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min),
+	.qgemm.pack_b = NEON_QGEMM_PACKERS,
 };
 
 /* The same with sdot. */
@@ -130,4 +135,5 @@ const struct cpu_cntx neondot_cntx = {
 	/* sdot. */
 	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_DOT_MR, 1, neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min,
 				   neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min),
+	.qgemm.pack_b = NEON_QGEMM_PACKERS,
 };

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cpu_cntx.h"
+#include "gemm/qgemm_pack_isa.h"
 
 /* sgemm_neon.c: 8×12 FMA register block (24 accumulators of 4 lanes, 3 B
  * and 2 A registers: 29 of the 32 vector registers). */
@@ -32,6 +33,12 @@ NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32_min)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16_min)
+
+/* qgemm_pack_neon.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
+ * neon_qgemm_pack_<dtype> for each dtype of CPU_QGEMM_ISA_PACKERS
+ * (gemm/qgemm_pack_isa.h), the same bytes as the framework's cpu_qgemm_pack_b. */
+#define NEON_DECLARE_QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_PROTO(neon, t);
+CPU_QGEMM_ISA_PACKERS(NEON_DECLARE_QGEMM_PACK)
 
 /* quant_neon.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */

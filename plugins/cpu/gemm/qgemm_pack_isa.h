@@ -19,6 +19,19 @@
 	X(q4_K, Q4_K, 32, 1) X(q5_K, Q5_K, 32, 1) X(q6_K, Q6_K, 16, 0) X(q3_K, Q3_K, 16, 0)         \
 	X(q2_K, Q2_K, 16, 1)
 
+/* The packer <isa>_qgemm_pack_<t> (cpu_qgemm_pack_fn): its declaration,
+ * its definition (the ISA's file has a pack_panel(w, row_bytes, rows, kc,
+ * w_bias, dst, sb, has_min, decoder) and a decode_<t> per dtype) and a
+ * table's pack_b entry, to be expanded by CPU_QGEMM_ISA_PACKERS. */
+#define CPU_QGEMM_PACKER_PROTO(isa, t) \
+	void isa##_qgemm_pack_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst)
+#define CPU_QGEMM_PACKER_DEFINE(isa, t, sb, has_min)                                        \
+	CPU_QGEMM_PACKER_PROTO(isa, t)                                                      \
+	{                                                                                   \
+		pack_panel(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode_##t);   \
+	}
+#define CPU_QGEMM_PACKER_ENTRY(isa, t, T) [GLLMK_##T] = isa##_qgemm_pack_##t,
+
 /* iq4_xs: chunk q = c mod 4 is 32-element sub-blocks 2q, 2q + 1, scale
  * d·(ls − 32) with ls 4 low bits from scales_l, 2 high from scales_h. */
 static inline void qgemm_chunk_scales_iq4_xs(const struct block_iq4_xs *x, int q, float d, float *scale)

@@ -1,11 +1,12 @@
 /* An ISA's B packers (cpu-avx512/qgemm_pack_avx512.c,
- * cpu-avx2/qgemm_pack_avx2.c) write the same bytes as the framework's
+ * cpu-avx2/qgemm_pack_avx2.c, cpu-neon/qgemm_pack_neon.c) write the same bytes as the framework's
  * cpu_qgemm_pack_b (the reference), unsigned (w_bias 0) and signed
  * (w_bias c, the format's): random blocks of every dtype with a packer, f16 scales random finite values
  * (subnormals included), full and partial panels, kc of one chunk to
  * CPU_QGEMM_KC_MAX, a row stride longer than the packed part. Built once
- * per ISA (plugins/meson.build): ISA is avx512 or avx2, ISA_HEADER its
- * kernels' header. Exit 77 (skipped) on a CPU that cannot run the ISA.
+ * per ISA (plugins/meson.build): ISA is avx512, avx2 or neon, ISA_HEADER
+ * its kernels' header. Exit 77 (skipped) on an x86 CPU that cannot run the
+ * ISA (AdvSIMD is AArch64's baseline).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@
 #include "gemm/qgemm.h"
 #include "gemm/test_rng.h"
 #include "quant_blocks.h"
+#ifdef __x86_64__
 #include "x86/x86_features.h"
+#endif
 
 #define PACKER_(isa, t) isa##_qgemm_pack_##t
 #define PACKER(isa, t) PACKER_(isa, t)
@@ -99,6 +102,7 @@ int main(void)
 	static const int64_t rows[] = { 16, 15, 7, 1 }, kcs[] = { 64, 192, 256, 512 };
 	int fails = 0;
 
+#ifdef __x86_64__
 	/* the plugin's own verdict (CPUID and the OS's XCR0), not the compiler's */
 	struct x86_features f;
 	char why[256];
@@ -108,6 +112,7 @@ int main(void)
 		printf("skipped: the %s packers cannot run here: %s\n", ISA_NAME, why);
 		return 77;
 	}
+#endif
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
 			for (size_t k = 0; k < sizeof(kcs) / sizeof(kcs[0]); k++)
