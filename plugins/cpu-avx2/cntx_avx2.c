@@ -135,12 +135,15 @@ const struct cpu_cntx avx2_cntx = {
 	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign
 	 * trick costs the GEMM more than the rows), the ternary formats near
 	 * 48, the codebook i-quants near 20 (iq1: 28; measured on iq2_xxs,
-	 * iq3_s and iq1_m, BENCHMARKS.md "Session 10 (CPU)"). The AVX-VNNI
-	 * table below keeps the default: not measured. */
+	 * iq3_s and iq1_m, BENCHMARKS.md "Session 10 (CPU)"). With the SIMD
+	 * packers (qgemm_pack_avx2.c) the GEMM ran q4_K and q6_K 1.35-1.6x
+	 * the rows at M = 16 and 24 (Zen 3, BENCHMARKS.md "Session 15"):
+	 * they hand over from 16 on; the others are not measured again. The
+	 * AVX-VNNI table below keeps the default: not measured. */
 	.qgemm.small_m = { [GLLMK_Q4_0] = 24, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
 			   [GLLMK_Q8_0] = 24, [GLLMK_IQ4_NL] = 24, [GLLMK_IQ4_XS] = 24, [GLLMK_MXFP4] = 24,
-			   [GLLMK_Q4_K] = 24, [GLLMK_Q5_K] = 24, [GLLMK_Q2_K] = 32, [GLLMK_Q3_K] = 32,
-			   [GLLMK_Q6_K] = 32, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
+			   [GLLMK_Q4_K] = 15, [GLLMK_Q5_K] = 24, [GLLMK_Q2_K] = 32, [GLLMK_Q3_K] = 32,
+			   [GLLMK_Q6_K] = 15, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
 			   [GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 20, [GLLMK_IQ2_S] = 20, [GLLMK_IQ3_XXS] = 20,
 			   [GLLMK_IQ3_S] = 20, [GLLMK_IQ1_S] = 28, [GLLMK_IQ1_M] = 28 },
 };
