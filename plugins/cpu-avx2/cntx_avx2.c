@@ -130,22 +130,23 @@ const struct cpu_cntx avx2_cntx = {
 	.qgemm.ukernel_narrow = { AVX2_QGEMM_NARROW(0), AVX2_QGEMM_NARROW(1), AVX2_QGEMM_NARROW(2),
 				  AVX2_QGEMM_NARROW(3) },
 	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
-	/* Where that GEMM overtakes the vec_dot rows (Zen 4 running this
-	 * plugin, 2 threads, the 1B model's layer shapes; SPEC/CPU.md "Small
-	 * M", BENCHMARKS.md "Session 8"): near M = 24-32 (vpmaddubsw's sign
-	 * trick costs the GEMM more than the rows), the ternary formats near
-	 * 48, the codebook i-quants near 20 (iq1: 28; measured on iq2_xxs,
-	 * iq3_s and iq1_m, BENCHMARKS.md "Session 10 (CPU)"). With the SIMD
-	 * packers (qgemm_pack_avx2.c) the GEMM ran q4_K and q6_K 1.35-1.6x
-	 * the rows at M = 16 and 24 (Zen 3, BENCHMARKS.md "Session 15"):
-	 * they hand over from 16 on; the others are not measured again. The
-	 * AVX-VNNI table below keeps the default: not measured. */
-	.qgemm.small_m = { [GLLMK_Q4_0] = 24, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 24, [GLLMK_Q5_1] = 24,
-			   [GLLMK_Q8_0] = 24, [GLLMK_IQ4_NL] = 24, [GLLMK_IQ4_XS] = 24, [GLLMK_MXFP4] = 24,
-			   [GLLMK_Q4_K] = 15, [GLLMK_Q5_K] = 24, [GLLMK_Q2_K] = 32, [GLLMK_Q3_K] = 32,
-			   [GLLMK_Q6_K] = 15, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
-			   [GLLMK_IQ2_XXS] = 20, [GLLMK_IQ2_XS] = 20, [GLLMK_IQ2_S] = 20, [GLLMK_IQ3_XXS] = 20,
-			   [GLLMK_IQ3_S] = 20, [GLLMK_IQ1_S] = 28, [GLLMK_IQ1_M] = 28 },
+	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),
+	 * measured on Zen 3 running this plugin, 2 threads, the 1B model's
+	 * layer (7 matrices), rows and GEMM alternated in one process
+	 * (BENCHMARKS.md "Session 16"): with the SIMD packers the GEMM wins
+	 * from M = 6 for q4_0, 8 for the iq4, 10 for q8_0 and q3_K, 12 for
+	 * q5_K and q6_K, 16 for q4_K, 18 for q2_K (whose rows run at 95
+	 * GFLOP/s); the formats the framework's C packer decodes (q4_1, q5_0,
+	 * q5_1, mxfp4) from 24-32; the codebook i-quants from 10 (iq2_xxs),
+	 * 12 (iq3_s) and at 16 already 1.4x (iq1_m); tq2_0 ties at 32 and
+	 * wins at 48. The AVX-VNNI table below keeps the defaults: not
+	 * measured. */
+	.qgemm.small_m = { [GLLMK_Q4_0] = 5, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 28, [GLLMK_Q5_1] = 28,
+			   [GLLMK_Q8_0] = 9, [GLLMK_IQ4_NL] = 7, [GLLMK_IQ4_XS] = 7, [GLLMK_MXFP4] = 24,
+			   [GLLMK_Q4_K] = 15, [GLLMK_Q5_K] = 11, [GLLMK_Q2_K] = 17, [GLLMK_Q3_K] = 9,
+			   [GLLMK_Q6_K] = 11, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
+			   [GLLMK_IQ2_XXS] = 9, [GLLMK_IQ2_XS] = 9, [GLLMK_IQ2_S] = 9, [GLLMK_IQ3_XXS] = 11,
+			   [GLLMK_IQ3_S] = 11, [GLLMK_IQ1_S] = 15, [GLLMK_IQ1_M] = 15 },
 };
 
 /* The same with AVX-VNNI's vpdpbusd. */
