@@ -435,7 +435,12 @@ static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 	for (int64_t it = begin; it < end; it++) {
 		const struct attn_seq *sq = seq_of(j, it, 0);
 		const int64_t local = it - sq->item0;
-		const int64_t i = local / (j->n_hblk * sq->n_split);
+		const int64_t i0 = local / (j->n_hblk * sq->n_split);
+		/* causal: a query's work grows with i, so the last queries go
+		 * first and the chunks claimed last are the light ones (a
+		 * 512-token prompt's attention 8-13 % faster on 2 threads:
+		 * the heaviest chunk had been the last, with one thread idle) */
+		const int64_t i = j->causal ? sq->tq - 1 - i0 : i0;
 		const int64_t g0 = local / sq->n_split % j->n_hblk * j->hb;
 		const int64_t sp = local % sq->n_split;
 		const int64_t hq0 = g0 * j->group;
