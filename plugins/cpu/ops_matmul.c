@@ -45,7 +45,9 @@
  * on 2 threads: the weights stream once, x stays in L2. */
 #define SMALL_M_F32_ROWS 32
 /* f16 and bf16 weights with vec_dot_tile go further still, up to this many
- * rows per activation row of the tile (x_rows: 128 on AVX-512, 64 on AVX2):
+ * rows per activation row of the tile (x_rows: 128 on AVX-512, 96 on AVX2,
+ * where the 4 × 3 tiles ran 1.07-1.12x the GEMM at M = 48 and 64 and tied
+ * at 96 on Zen 3, BENCHMARKS.md "Session 16"):
  * the GEMM must decode each weight into an f32 panel and pack it, which at
  * M = 64 took 55 % of its time (perf, 8192×2048 f16 and bf16 on Zen 4), where
  * the tiles read the 16-bit rows in place. M = 64, 8192×2048, 2 threads:

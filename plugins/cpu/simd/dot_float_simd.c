@@ -81,8 +81,10 @@ static DOT_ALWAYS_INLINE vf tail_bf16(const void *p, int64_t i, int64_t n)
 			FOR_X(c)                                                                    \
 				acc[r][c][0] = acc[r][c][1] = vf_zero();                            \
 		for (; i + u * VEC_WIDTH <= n; i += u * VEC_WIDTH) {                                \
-			dot_prefetch_rows_far(w, stride, rows, n * (esz), i * (esz), u * VEC_WIDTH * (esz), \
-					      DOT_FLOAT_PREFETCH_AHEAD);                                \
+			/* a tile's rows are in L1 after the first activation tile */               \
+			if (xrows == 1)                                                             \
+				dot_prefetch_rows_far(w, stride, rows, n * (esz), i * (esz), u * VEC_WIDTH * (esz), \
+						      DOT_FLOAT_PREFETCH_AHEAD);                        \
 			for (int k = 0; k < u; k++) {                                               \
 				vf xv[X_ROWS];                                                      \
                                                                                                     \

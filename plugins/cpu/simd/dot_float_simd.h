@@ -15,10 +15,13 @@
 #include "cpu_cntx.h"
 
 /* The register block of vec_dot_tile: 4 weight rows against 4 activation
- * rows in 32 zmm (16 accumulators), against 2 in 16 ymm or NEON's 32 q
- * registers (8 accumulators, with the one-x-row path's second set 16). */
+ * rows in 32 zmm (16 accumulators), against 3 in 16 ymm (12 accumulators,
+ * 3 x vectors, 1 weight vector: the 4 × 2 block ran f16, bf16 and f32 at
+ * M = 4-64 1.11-1.28x slower on Zen 3, BENCHMARKS.md "Session 16"), 2 in
+ * NEON's 32 q registers (8 accumulators, with the one-x-row path's second
+ * set 16). */
 #define DOT_FLOAT_ROWS 4
-#define DOT_FLOAT_X_ROWS_avx2 2
+#define DOT_FLOAT_X_ROWS_avx2 3
 #define DOT_FLOAT_X_ROWS_avx512 4
 #define DOT_FLOAT_X_ROWS_neon 2
 
