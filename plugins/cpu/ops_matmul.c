@@ -181,12 +181,12 @@ static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0,
 }
 
 /* dot_rows weight rows from n against activation rows m0..m0+mn-1
- * (mn <= GROUP_M), kc elements of K at a time: that much of the group
+ * (mn <= group_rows(j)), kc elements of K at a time: that much of the group
  * stays in L1 while the activations pass (M = 1: one call over all K). */
 static void dot_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t mn)
 {
 	const char *w = cpu_row(j->w, n);
-	float acc[GROUP_M][CPU_DOT_ROWS_MAX];
+	float acc[GROUP_M + CPU_DOT_X_ROWS_MAX][CPU_DOT_ROWS_MAX];
 
 	for (int64_t k0 = 0; k0 < j->kdim; k0 += j->kc) {
 		const int64_t len = j->kdim - k0 < j->kc ? j->kdim - k0 : j->kc;
@@ -224,6 +224,17 @@ static int64_t decode_groups(const struct matmul_job *j, int64_t n, int64_t end)
 	return n;
 }
 
+/* Activation rows a group meets at a time: GROUP_M rounded up to whole
+ * tiles (33 for AVX2's 3-row tiles), so that only M's own remainder goes
+ * one activation row at a time. 32 left two rows of every group to
+ * vec_dot_rows, which converts the group's f16/bf16 rows for one
+ * activation row: f16 at M = 48, 64, 96 ran 2-6 % faster, bf16 at 64 7 %
+ * (Zen 3, 2 threads, BENCHMARKS.md "Session 17"). */
+static int64_t group_rows(const struct matmul_job *j)
+{
+	return j->vec_dot_tile ? (GROUP_M + j->x_rows - 1) / j->x_rows * j->x_rows : GROUP_M;
+}
+
 static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct matmul_job *j = arg;
@@ -233,8 +244,8 @@ static void vec_dot_task(void *arg, int64_t begin, int64_t end, int tid)
 	if (j->vec_dot_rows && j->m == 1 && j->kc == j->kdim)
 		n = decode_groups(j, n, end);
 	for (; j->vec_dot_rows && n + j->dot_rows <= end; n += j->dot_rows)
-		for (int64_t m0 = 0; m0 < j->m; m0 += GROUP_M)
-			dot_group(j, n, m0, j->m - m0 < GROUP_M ? j->m - m0 : GROUP_M);
+		for (int64_t m0 = 0, gm = group_rows(j); m0 < j->m; m0 += gm)
+			dot_group(j, n, m0, j->m - m0 < gm ? j->m - m0 : gm);
 	for (; n < end; n++)
 		for (int64_t m = 0; m < j->m; m++)
 			dot_one(j, m, n);
