@@ -129,6 +129,11 @@ const struct cpu_cntx avx2_cntx = {
 	 * trick, pairs summed in i16 (qgemm_avx2.c). */
 	.qgemm.ukernel_narrow = { AVX2_QGEMM_NARROW(0), AVX2_QGEMM_NARROW(1), AVX2_QGEMM_NARROW(2),
 				  AVX2_QGEMM_NARROW(3) },
+	/* ... and the K-quants in the isc mode: their integer scales in the
+	 * widening vpmaddwd, one conversion per 256 (qgemm_avx2.c). */
+	.qgemm.ukernel_isc = { [GLLMK_Q2_K] = avx2_qgemm_u8_4x16_isc_q2_K, [GLLMK_Q3_K] = avx2_qgemm_u8_4x16_isc_q3_K,
+			       [GLLMK_Q4_K] = avx2_qgemm_u8_4x16_isc_q4_K, [GLLMK_Q5_K] = avx2_qgemm_u8_4x16_isc_q5_K,
+			       [GLLMK_Q6_K] = avx2_qgemm_u8_4x16_isc_q6_K },
 	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
 	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),
 	 * measured on Zen 3 running this plugin, 2 threads, the 1B model's

@@ -10,6 +10,7 @@
  *                            s8 bytes w = u − c), vpmaddubsw + vpmaddwd;
  *   avx2_qgemm_u8_4x16_*_u<j>  any AVX2 CPU, the weights whose bytes are
  *                            narrow (below): unsigned, no sign trick;
+ *   avx2_qgemm_u8_4x16_isc_<t> the K-quants in the isc mode (below);
  *   avxvnni_qgemm_u8_4x16_*  with -mavxvnni -DAVX2_VNNI: the unsigned
  *                            packing (u8 bytes u), vpdpbusd, which sums four
  *                            u8×s8 products into int32 without saturating.
@@ -31,6 +32,7 @@
 
 #include "avx2_kernels.h"
 #include "cpu_cntx.h"
+#include "quant_blocks.h"
 
 #define MR AVX2_QGEMM_MR
 #define NR CPU_QGEMM_NR
@@ -147,6 +149,24 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
  * i32 sub-block sums and 4 i16 runs fit the 16 ymm registers, where one
  * pass over all 16 rows spilled its sums in the inner loop. The second
  * pass reads the A and B panels again, from L1. */
+/* p[r]: the i16 pair sums of groups g0 .. g0 + run − 1 of a sub-block
+ * (a, b at its start), weight rows 8h .. 8h + 7 against activation row r. */
+static inline __attribute__((always_inline)) void narrow_run(const uint8_t *a, const uint8_t *b, int g0,
+							     const int run, const int h, __m256i p[MR])
+{
+	for (int g = g0; g < g0 + run; g++) {
+		const __m256i w = _mm256_loadu_si256((const __m256i *)(b + 4 * NR * g + 32 * h));
+
+		for (int r = 0; r < MR; r++) {
+			const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(a + 4 * MR * g + 4 * r));
+			const __m256i m = _mm256_maddubs_epi16(w, x);
+
+			p[r] = g == g0 ? m : _mm256_add_epi16(p[r], m);
+			keep_chain(&p[r]);
+		}
+	}
+}
+
 static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const uint8_t *a, const uint8_t *b,
 							      float *c, int64_t ldc, int accumulate, const int sb,
 							      const int has_min, const int run, const int h)
@@ -167,17 +187,7 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
 		for (int g0 = 0; g0 < sb / 4; g0 += run) {
 			__m256i p[MR];
 
-			for (int g = g0; g < g0 + run; g++) {
-				const __m256i w = _mm256_loadu_si256((const __m256i *)(b + 4 * NR * g + 32 * h));
-
-				for (int r = 0; r < MR; r++) {
-					const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(a + 4 * MR * g + 4 * r));
-					const __m256i m = _mm256_maddubs_epi16(w, x);
-
-					p[r] = g == g0 ? m : _mm256_add_epi16(p[r], m);
-					keep_chain(&p[r]);
-				}
-			}
+			narrow_run(a, b, g0, run, h, p);
 			for (int r = 0; r < MR; r++)
 				dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(p[r], ones));
 		}
@@ -205,6 +215,98 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
 /* Groups of 4 bytes of K whose pair sums class j adds in i16 (above),
  * at most a sub-block's. */
 #define NARROW_RUN(j, sb) ((8 >> (j)) < (sb) / 4 ? (8 >> (j)) : (sb) / 4)
+
+/* The isc microkernels (cpu_qgemm_kernels.ukernel_isc; gemm/qgemm.h, isc):
+ * the narrow kernels' runs of vpmaddubsw, but the vpmaddwd that widens a
+ * run multiplies by the sub-block's integer scale (the (sc, sc) lanes of
+ * its scale slot) instead of 1, so one int32 sum per row and column
+ * covers a whole 256; then Σ k·Σxq by one vpmaddwd per pair of sub-blocks
+ * (the trailer's (k_2j, k_2j+1) lanes against xo's (Σxq, Σxq) pair), and
+ * per 256 one conversion: without a min the format's c is 2^shift and the
+ * two sums meet in int32 (dot − (ksum << shift), exact), with one
+ * acc += xs·(d·dot + e·ksum). Per sub-block and 8 columns this drops the
+ * narrow kernel's conversion, multiply, FMA, xo broadcast and scale load
+ * for half a vpmaddwd and a vpaddd: 1.04-1.35x its MAC a cycle on Zen 3,
+ * both cores busy (BENCHMARKS.md "Session 17"). Bounds: a run's i16 pair
+ * sums stay below 2^15 (the narrow classes); |dot| ≤ 16·(16·63·127)·128
+ * < 2^29 for q6_K, the largest; |ksum << 5| ≤ 2^5·16·128·2032 < 2^28. */
+#define A_SB_BYTES(sb) ((sb) * MR + 8 * MR)
+#define B_SB_BYTES(sb, has_min) (NR * (sb) + ((has_min) ? 8 : 4) * NR)
+
+static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const uint8_t *a, const uint8_t *b,
+							   float *c, int64_t ldc, int accumulate, const int sb,
+							   const int has_min, const int run, const int shift, const int h)
+{
+	const int nsub = QK_K / sb;
+	/* per 256: d[16], e[16], then the (k_2j, k_2j+1) pairs [nsub/2][16] */
+	const float *de = (const float *)(b + nsb * B_SB_BYTES(sb, has_min));
+	const __m256i zero = _mm256_setzero_si256();
+	__m256 acc[MR];
+
+	for (int r = 0; r < MR; r++)
+		acc[r] = _mm256_setzero_ps();
+	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, de += (2 + nsub / 2) * NR) {
+		const f32_alias *xs = (const f32_alias *)(a + s0 * A_SB_BYTES(sb) + sb * MR);
+		__m256i dot[MR], ksum[MR];
+
+		for (int r = 0; r < MR; r++)
+			dot[r] = ksum[r] = zero;
+		for (int64_t s = s0; s < s0 + nsub; s++) {
+			const uint8_t *as = a + s * A_SB_BYTES(sb), *bs = b + s * B_SB_BYTES(sb, has_min);
+			const __m256i sc = _mm256_loadu_si256((const __m256i *)(bs + NR * sb + 32 * h));
+
+			for (int g0 = 0; g0 < sb / 4; g0 += run) {
+				__m256i p[MR];
+
+				narrow_run(as, bs, g0, run, h, p);
+				for (int r = 0; r < MR; r++) {
+					dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(p[r], sc));
+					keep_chain(&dot[r]);
+				}
+			}
+		}
+		for (int j = 0; j < nsub / 2; j++) {
+			const i32_alias *xo = (const i32_alias *)(a + (s0 + 2 * j) * A_SB_BYTES(sb) + sb * MR + 4 * MR);
+			const __m256i k = _mm256_loadu_si256((const __m256i *)(de + 2 * NR + NR * j + 8 * h));
+
+			for (int r = 0; r < MR; r++) {
+				ksum[r] = _mm256_add_epi32(ksum[r], _mm256_madd_epi16(k, _mm256_set1_epi32(xo[r])));
+				keep_chain(&ksum[r]);
+			}
+		}
+
+		const __m256 d = _mm256_loadu_ps(de + 8 * h), e = _mm256_loadu_ps(de + NR + 8 * h);
+
+		for (int r = 0; r < MR; r++) {
+			const __m256 t = has_min ? _mm256_fmadd_ps(_mm256_cvtepi32_ps(ksum[r]), e,
+								   _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r]), d)) :
+						   _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
+								   dot[r], _mm256_slli_epi32(ksum[r], shift))), d);
+
+			acc[r] = _mm256_fmadd_ps(t, _mm256_set1_ps(xs[r]), acc[r]);
+		}
+	}
+	for (int r = 0; r < MR; r++) {
+		float *cr = c + r * ldc + 8 * h;
+
+		_mm256_storeu_ps(cr, accumulate ? _mm256_add_ps(acc[r], _mm256_loadu_ps(cr)) : acc[r]);
+	}
+}
+
+/* A format's isc microkernel: sb, a min, narrow class j (u ≤ 2^(4+j) − 1),
+ * and without a min log2 c. */
+#define ISC_UKERNEL(t, sb, has_min, j, shift)                                                                \
+	void avx2_qgemm_u8_4x16_isc_##t(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,     \
+					 int accumulate)                                                      \
+	{                                                                                                    \
+		isc_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), shift, 0);            \
+		isc_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), shift, 1);            \
+	}
+ISC_UKERNEL(q2_K, 16, 1, 0, 0)
+ISC_UKERNEL(q3_K, 16, 0, 0, 2)
+ISC_UKERNEL(q4_K, 32, 1, 0, 0)
+ISC_UKERNEL(q5_K, 32, 1, 1, 0)
+ISC_UKERNEL(q6_K, 16, 0, 2, 5)
 
 static inline __attribute__((always_inline)) void narrow_body(int64_t nsb, const uint8_t *a, const uint8_t *b,
 							      float *c, int64_t ldc, int accumulate, const int sb,

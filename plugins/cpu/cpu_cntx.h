@@ -137,6 +137,10 @@ struct cpu_qgemm_kernels {
 	 * such bytes and can sum its pairs in i16 over several groups
 	 * (plugins/cpu-avx2/qgemm_avx2.c). Not with xs256. */
 	cpu_qgemm_ukernel_fn ukernel_narrow[4][2][2];
+	/* Optional, per weight dtype (NULL: the above): the isc mode's
+	 * microkernel (gemm/qgemm.h) for a dtype whose format has isc
+	 * integers, on the unsigned packing; before ukernel_narrow. */
+	cpu_qgemm_ukernel_fn ukernel_isc[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (0: 16): the largest M that matmul keeps

@@ -52,8 +52,10 @@ struct qgemm_run {
 	int64_t mr, sb;
 	int w_bias;                     /* subtracted from u when packing: c (signed packing) or 0 */
 	int xs256;                      /* x as q8_K, one xs per 256 (ukernel_xs256, gemm/qgemm.h) */
+	int isc;                        /* the isc mode (ukernel_isc, gemm/qgemm.h): x as q8_K too */
 	int64_t a_sb_bytes, a_panel_bytes; /* packed A: per sub-block, per mr-row panel (all K) */
 	int64_t b_sb_bytes;             /* packed B: per sub-block of a 16-row panel */
+	int64_t b_256_bytes;            /*           and per 256 after its sub-blocks (isc) */
 	int64_t kc, nc, tm, tn;
 	uint8_t *apack;
 	uint8_t *bbuf;                  /* per thread: a kc×nc B block */
@@ -67,19 +69,29 @@ int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t)
 
 /* ----------------------------------------------------------- A: x */
 
-/* One sub-block of row ii at d (gemm/qgemm.h, A): its sb bytes v, its
- * scale xs and its xo. */
-static void pack_a_sub(const struct qgemm_run *r, uint8_t *d, int64_t ii, const int8_t *v, float xs)
+/* One sub-block (number s of the row) of row ii at d (gemm/qgemm.h, A):
+ * its sb bytes v, its scale xs and its xo. */
+static int32_t sub_sum(const int8_t *v, int64_t n)
+{
+	int32_t sum = 0;
+
+	for (int64_t j = 0; j < n; j++)
+		sum += v[j];
+	return sum;
+}
+
+static void pack_a_sub(const struct qgemm_run *r, uint8_t *d, int64_t s, int64_t ii, const int8_t *v, float xs)
 {
 	const int64_t mr = r->mr, sb = r->sb;
-	int32_t sum = 0;
+	const int32_t sum = sub_sum(v, sb);
 
 	for (int64_t j = 0; j < sb / 4; j++)
 		memcpy(d + (j * mr + ii) * 4, v + 4 * j, 4);
-	for (int64_t j = 0; j < sb; j++)
-		sum += v[j];
 	((f32_alias *)(d + sb * mr))[ii] = xs;
-	if (r->f->has_min) /* xs256: the microkernel multiplies by xs per 256 */
+	if (r->isc) /* even s: (Σ of s, Σ of s + 1) as i16, odd s: 0 */
+		((i32_alias *)(d + sb * mr + 4 * mr))[ii] =
+			s % 2 ? 0 : (int32_t)(uint16_t)sum | (int32_t)((uint32_t)(uint16_t)sub_sum(v + sb, sb) << 16);
+	else if (r->f->has_min) /* xs256: the microkernel multiplies by xs per 256 */
 		((f32_alias *)(d + sb * mr + 4 * mr))[ii] = r->xs256 ? (float)sum : xs * (float)sum;
 	else
 		((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
@@ -102,14 +114,15 @@ static void pack_a_row(const struct qgemm_run *r, int64_t m, uint8_t *panel, int
 		const int64_t len = min64(g->k - k0, QUANT_CHUNK);
 		uint8_t *d = panel + k0 / sb * r->a_sb_bytes;
 
-		if (r->xs256) {
+		if (r->xs256 || r->isc) {
 			r->k->quant_row[GLLMK_Q8_K](x + k0, q.q8_K, len);
 			for (int64_t e = 0; e < len; e += sb, d += r->a_sb_bytes)
-				pack_a_sub(r, d, ii, q.q8_K[e / QK_K].qs + e % QK_K, q.q8_K[e / QK_K].d);
+				pack_a_sub(r, d, (k0 + e) / sb, ii, q.q8_K[e / QK_K].qs + e % QK_K, q.q8_K[e / QK_K].d);
 		} else {
 			r->k->quant_row[GLLMK_Q8_0](x + k0, q.q8_0, len);
 			for (int64_t e = 0; e < len; e += sb, d += r->a_sb_bytes)
-				pack_a_sub(r, d, ii, q.q8_0[e / QK8_0].qs + e % QK8_0, f16_to_f32(q.q8_0[e / QK8_0].d));
+				pack_a_sub(r, d, (k0 + e) / sb, ii, q.q8_0[e / QK8_0].qs + e % QK8_0,
+					   f16_to_f32(q.q8_0[e / QK8_0].d));
 		}
 	}
 }
@@ -146,6 +159,14 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 		isa_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
 	else
 		cpu_qgemm_pack_b(g->w_dtype, r->w_bias, src, g->w_row_bytes, rows, kc, dst);
+	if (r->isc)
+		cpu_qgemm_isc_scales(g->w_dtype, src, g->w_row_bytes, rows, kc, dst);
+}
+
+/* Bytes of a packed 16-row panel kc deep. */
+static int64_t b_panel_bytes(const struct qgemm_run *r, int64_t kc)
+{
+	return kc / r->sb * r->b_sb_bytes + kc / QK_K * r->b_256_bytes;
 }
 
 /* ------------------------------------------------------------- run */
@@ -182,7 +203,7 @@ static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
 
 			for (int64_t pc = 0; pc < g->k; pc += r->kc) {
 				const int64_t kc = min64(g->k - pc, r->kc), nsb = kc / r->sb;
-				const int64_t bpanel = nsb * r->b_sb_bytes;
+				const int64_t bpanel = b_panel_bytes(r, kc);
 
 				for (int64_t jr = 0; jr < nc; jr += nr)
 					pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel);
@@ -214,11 +235,18 @@ static void select_narrow(struct qgemm_run *r)
 
 	while (j < 4 && r->f->umax > (16 << j) - 1)
 		j++;
-	if (j == 4 || r->xs256 || !r->k->qgemm.ukernel_narrow[j][r->sb == 16][r->f->has_min])
+	if (j == 4 || r->xs256 || r->isc || !r->k->qgemm.ukernel_narrow[j][r->sb == 16][r->f->has_min])
 		return;
 	r->ukernel = r->k->qgemm.ukernel_narrow[j][r->sb == 16][r->f->has_min];
 	r->w_bias = 0;
 }
+
+/* The isc mode from this many rows of x: its microkernels are faster
+ * (q4_K, q6_K 1.2x on Zen 3, BENCHMARKS.md "Session 17"), but writing its
+ * integers is a second pass over the panel's scales after the packer's,
+ * which at M = 16 cost 14 % of the GEMM (q4_K, q6_K, q2_K); M = 64: q6_K
+ * 1.05x, q4_K 0.96x; M = 128: 1.11x, 1.0x. */
+#define ISC_MIN_M 96
 
 /* Rows of x a pass packs at a time: bounds the packed activations
  * (1.25 bytes an element) for long prompts; each pass decodes the weights
@@ -237,18 +265,25 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	r.xs256 = cpu_block_elems(g->w_dtype) == QK_K && s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min];
 	r.ukernel = r.xs256 ? s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min] :
 			      s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
+	r.isc = r.f->isc && s->k->qgemm.ukernel_isc[g->w_dtype] && g->m >= ISC_MIN_M;
+	if (r.isc) {
+		r.xs256 = 0;
+		r.ukernel = s->k->qgemm.ukernel_isc[g->w_dtype];
+		r.w_bias = 0;
+		r.b_256_bytes = CPU_QGEMM_ISC_TRAILER(r.sb);
+	}
 	select_narrow(&r);
 	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;
 	r.b_sb_bytes = r.sb * CPU_QGEMM_NR + (r.f->has_min ? 8 : 4) * CPU_QGEMM_NR;
 	/* the B block (kc×nc bytes and its scales) in half of L2 */
 	r.kc = min64(g->k, KC_MAX);
-	r.nc = cpu_l2_bytes() / 2 / (r.kc / r.sb * r.b_sb_bytes) * CPU_QGEMM_NR;
+	r.nc = cpu_l2_bytes() / 2 / b_panel_bytes(&r, r.kc) * CPU_QGEMM_NR;
 	r.nc = r.nc < CPU_QGEMM_NR ? CPU_QGEMM_NR : min64(r.nc, NC_MAX);
 	/* the grid's tn depends on N alone: every pass has this split of N */
 	cpu_gemm_grid(ceil_div(min64(g->m, M_PASS), r.mr), panels, threads, &r.tm, &r.tn);
 	r.nc = min64(r.nc, ceil_div(panels, r.tn) * CPU_QGEMM_NR);
-	r.thread_bytes = (r.nc / CPU_QGEMM_NR * (r.kc / r.sb) * r.b_sb_bytes + 63) / 64 * 64;
+	r.thread_bytes = (r.nc / CPU_QGEMM_NR * b_panel_bytes(&r, r.kc) + 63) / 64 * 64;
 
 	a_bytes = (size_t)(ceil_div(min64(g->m, M_PASS), r.mr) * r.a_panel_bytes);
 	b_bytes = (size_t)(r.thread_bytes * threads);

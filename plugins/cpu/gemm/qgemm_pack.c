@@ -324,23 +324,118 @@ DECODE_IQ(iq3_s, IQ_IQ3_S)
 DECODE_IQ(iq1_s, IQ_IQ1_S)
 DECODE_IQ(iq1_m, IQ_IQ1_M)
 
+/* ------------------------------------------- the isc mode's integers */
+
+static void isc_q2_K(const void *block, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	const struct block_q2_K *x = block;
+
+	for (int is = 0; is < 16; is++) {
+		sc[is] = x->scales[is] & 0x0f;
+		k[is] = x->scales[is] >> 4;
+	}
+	*d = f16_to_f32(x->d);
+	*e = -f16_to_f32(x->dmin);
+}
+
+static void isc_q3_K(const void *block, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	const struct block_q3_K *x = block;
+
+	for (int is = 0; is < 16; is++)
+		sc[is] = k[is] = (int16_t)q3_K_scale(x->scales, is);
+	*d = f16_to_f32(x->d);
+	*e = -4.0f * *d;
+}
+
+/* q4_K's and q5_K's head: d, dmin and the 6-bit scales and mins. */
+static void isc_k4(uint16_t d16, uint16_t dmin16, const uint8_t *scales, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	for (int is = 0; is < 8; is++) {
+		uint8_t s, m;
+
+		k4_scale_min(is, scales, &s, &m);
+		sc[is] = s;
+		k[is] = m;
+	}
+	*d = f16_to_f32(d16);
+	*e = -f16_to_f32(dmin16);
+}
+
+static void isc_q4_K(const void *block, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	const struct block_q4_K *x = block;
+
+	isc_k4(x->d, x->dmin, x->scales, sc, k, d, e);
+}
+
+static void isc_q5_K(const void *block, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	const struct block_q5_K *x = block;
+
+	isc_k4(x->d, x->dmin, x->scales, sc, k, d, e);
+}
+
+static void isc_q6_K(const void *block, int16_t *sc, int16_t *k, float *d, float *e)
+{
+	const struct block_q6_K *x = block;
+
+	for (int is = 0; is < 16; is++)
+		sc[is] = k[is] = x->scales[is];
+	*d = f16_to_f32(x->d);
+	*e = -32.0f * *d;
+}
+
+/* Per row, per 256: the scale slots' lanes (sc, sc), and after the
+ * panel d, e and the (k_2j, k_2j+1) lanes (gemm/qgemm.h, isc). */
+void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)
+{
+	typedef int32_t i32_alias __attribute__((may_alias));
+	typedef float f32_alias __attribute__((may_alias));
+	const struct cpu_qgemm_format *f = cpu_qgemm_format(t);
+	const int64_t sb = f->sb, nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	const int64_t block_bytes = cpu_row_bytes(t, QK_K);
+	uint8_t *trailer = (uint8_t *)dst + kc / sb * sb_bytes;
+
+	if (rows < CPU_QGEMM_NR)
+		memset(trailer, 0, (size_t)(kc / QK_K * CPU_QGEMM_ISC_TRAILER(sb)));
+	for (int64_t jj = 0; jj < rows; jj++)
+		for (int64_t i = 0; i < kc / QK_K; i++) {
+			f32_alias *de = (f32_alias *)(trailer + i * CPU_QGEMM_ISC_TRAILER(sb));
+			i32_alias *kpair = (i32_alias *)(de + 2 * CPU_QGEMM_NR);
+			int16_t sc[16], k[16];
+
+			f->isc((const char *)w + jj * row_bytes + i * block_bytes, sc, k, &de[jj], &de[CPU_QGEMM_NR + jj]);
+			for (int64_t s = 0; s < nsub; s++) {
+				uint8_t *slot = (uint8_t *)dst + (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb;
+
+				((i32_alias *)slot)[jj] = (int32_t)((uint32_t)(uint16_t)sc[s] * 0x10001u);
+			}
+			for (int64_t j = 0; j < nsub / 2; j++)
+				kpair[CPU_QGEMM_NR * j + jj] =
+					(int32_t)((uint32_t)(uint16_t)k[2 * j] | (uint32_t)(uint16_t)k[2 * j + 1] << 16);
+		}
+}
+
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 {
-	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, 15, decode_q4_0 }, q4_1 = { 32, 1, 0, 15, decode_q4_1 },
-					     q5_0 = { 32, 0, 16, 31, decode_q5_0 }, q5_1 = { 32, 1, 0, 31, decode_q5_1 },
-					     q8_0 = { 32, 0, 128, 255, decode_q8_0 },
-					     iq4_nl = { 32, 0, 128, 255, decode_iq4_nl },
-					     q2_K = { 16, 1, 0, 3, decode_q2_K }, q3_K = { 16, 0, 4, 7, decode_q3_K },
-					     q4_K = { 32, 1, 0, 15, decode_q4_K }, q5_K = { 32, 1, 0, 31, decode_q5_K },
-					     q6_K = { 16, 0, 32, 63, decode_q6_K },
-					     iq4_xs = { 32, 0, 128, 255, decode_iq4_xs },
-					     mxfp4 = { 32, 0, 12, 24, decode_mxfp4 },
-					     tq1_0 = { 32, 0, 1, 2, decode_tq1_0 }, tq2_0 = { 32, 0, 1, 3, decode_tq2_0 },
-					     iq2_xxs = { 16, 0, 64, 127, decode_iq2_xxs },
-					     iq2_xs = { 16, 0, 64, 127, decode_iq2_xs }, iq2_s = { 16, 0, 64, 127, decode_iq2_s },
-					     iq3_xxs = { 16, 0, 64, 127, decode_iq3_xxs },
-					     iq3_s = { 16, 0, 64, 127, decode_iq3_s }, iq1_s = { 16, 0, 16, 31, decode_iq1_s },
-					     iq1_m = { 16, 0, 16, 31, decode_iq1_m };
+	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, 15, decode_q4_0, NULL }, q4_1 = { 32, 1, 0, 15, decode_q4_1, NULL },
+					     q5_0 = { 32, 0, 16, 31, decode_q5_0, NULL }, q5_1 = { 32, 1, 0, 31, decode_q5_1, NULL },
+					     q8_0 = { 32, 0, 128, 255, decode_q8_0, NULL },
+					     iq4_nl = { 32, 0, 128, 255, decode_iq4_nl, NULL },
+					     q2_K = { 16, 1, 0, 3, decode_q2_K, isc_q2_K },
+					     q3_K = { 16, 0, 4, 7, decode_q3_K, isc_q3_K },
+					     q4_K = { 32, 1, 0, 15, decode_q4_K, isc_q4_K },
+					     q5_K = { 32, 1, 0, 31, decode_q5_K, isc_q5_K },
+					     q6_K = { 16, 0, 32, 63, decode_q6_K, isc_q6_K },
+					     iq4_xs = { 32, 0, 128, 255, decode_iq4_xs, NULL },
+					     mxfp4 = { 32, 0, 12, 24, decode_mxfp4, NULL },
+					     tq1_0 = { 32, 0, 1, 2, decode_tq1_0, NULL }, tq2_0 = { 32, 0, 1, 3, decode_tq2_0, NULL },
+					     iq2_xxs = { 16, 0, 64, 127, decode_iq2_xxs, NULL },
+					     iq2_xs = { 16, 0, 64, 127, decode_iq2_xs, NULL }, iq2_s = { 16, 0, 64, 127, decode_iq2_s, NULL },
+					     iq3_xxs = { 16, 0, 64, 127, decode_iq3_xxs, NULL },
+					     iq3_s = { 16, 0, 64, 127, decode_iq3_s, NULL }, iq1_s = { 16, 0, 16, 31, decode_iq1_s, NULL },
+					     iq1_m = { 16, 0, 16, 31, decode_iq1_m, NULL };
 
 	switch (t) {
 	case GLLMK_Q4_0: return &q4_0;
