@@ -224,7 +224,7 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
  * (the trailer's (k_2j, k_2j+1) lanes against xo's (Σxq, Σxq) pair), and
  * per 256 one conversion: without a min the format's c is 2^shift and the
  * two sums meet in int32 (dot − (ksum << shift), exact), with one
- * acc += xs·(d·dot + e·ksum). Per sub-block and 8 columns this drops the
+ * acc += xs·(d·dot − dmin·ksum). Per sub-block and 8 columns this drops the
  * narrow kernel's conversion, multiply, FMA, xo broadcast and scale load
  * for half a vpmaddwd and a vpaddd: 1.04-1.35x its MAC a cycle on Zen 3,
  * both cores busy (BENCHMARKS.md "Session 17"). Bounds: a run's i16 pair
@@ -238,14 +238,14 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 							   const int has_min, const int run, const int shift, const int h)
 {
 	const int nsub = QK_K / sb;
-	/* per 256: d[16], e[16], then the (k_2j, k_2j+1) pairs [nsub/2][16] */
-	const float *de = (const float *)(b + nsb * B_SB_BYTES(sb, has_min));
+	/* per 256: d[16], dmin[16] f16, then the (k_2j, k_2j+1) pairs [nsub/2][16] */
+	const uint8_t *tr = b + nsb * B_SB_BYTES(sb, has_min);
 	const __m256i zero = _mm256_setzero_si256();
 	__m256 acc[MR];
 
 	for (int r = 0; r < MR; r++)
 		acc[r] = _mm256_setzero_ps();
-	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, de += (2 + nsub / 2) * NR) {
+	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, tr += (1 + nsub / 2) * 4 * NR) {
 		const f32_alias *xs = (const f32_alias *)(a + s0 * A_SB_BYTES(sb) + sb * MR);
 		__m256i dot[MR], ksum[MR];
 
@@ -267,7 +267,7 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 		}
 		for (int j = 0; j < nsub / 2; j++) {
 			const i32_alias *xo = (const i32_alias *)(a + (s0 + 2 * j) * A_SB_BYTES(sb) + sb * MR + 4 * MR);
-			const __m256i k = _mm256_loadu_si256((const __m256i *)(de + 2 * NR + NR * j + 8 * h));
+			const __m256i k = _mm256_loadu_si256((const __m256i *)(tr + 4 * NR * (1 + j) + 32 * h));
 
 			for (int r = 0; r < MR; r++) {
 				ksum[r] = _mm256_add_epi32(ksum[r], _mm256_madd_epi16(k, _mm256_set1_epi32(xo[r])));
@@ -275,11 +275,12 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 			}
 		}
 
-		const __m256 d = _mm256_loadu_ps(de + 8 * h), e = _mm256_loadu_ps(de + NR + 8 * h);
+		const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + 16 * h)));
+		const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + 2 * NR + 16 * h)));
 
 		for (int r = 0; r < MR; r++) {
-			const __m256 t = has_min ? _mm256_fmadd_ps(_mm256_cvtepi32_ps(ksum[r]), e,
-								   _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r]), d)) :
+			const __m256 t = has_min ? _mm256_fnmadd_ps(_mm256_cvtepi32_ps(ksum[r]), dmin,
+								    _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r]), d)) :
 						   _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(
 								   dot[r], _mm256_slli_epi32(ksum[r], shift))), d);
 

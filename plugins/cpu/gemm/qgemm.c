@@ -242,10 +242,12 @@ static void select_narrow(struct qgemm_run *r)
 }
 
 /* The isc mode from this many rows of x: its microkernels are faster
- * (q4_K, q6_K 1.2x on Zen 3, BENCHMARKS.md "Session 17"), but writing its
- * integers is a second pass over the panel's scales after the packer's,
- * which at M = 16 cost 14 % of the GEMM (q4_K, q6_K, q2_K); M = 64: q6_K
- * 1.05x, q4_K 0.96x; M = 128: 1.11x, 1.0x. */
+ * (1.04-1.35x on Zen 3, BENCHMARKS.md "Session 17"), but writing its
+ * integers is a second pass over the panel's scales after the packer's
+ * (about 50 cycles per row and 256, near the AVX2 packer's own cost),
+ * which the kernel repays only from here: the 1B layer, isc / narrow, at
+ * M = 32 0.93-0.96x (q4_K, q6_K, q2_K), M = 64 0.97-1.03x, M = 128
+ * 1.0-1.11x. */
 #define ISC_MIN_M 96
 
 /* Rows of x a pass packs at a time: bounds the packed activations

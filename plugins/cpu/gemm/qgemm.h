@@ -40,7 +40,7 @@
  * The isc mode (integer scales; a table with cpu_qgemm_kernels.ukernel_isc
  * for the dtype: the K-quants, whose sub-block scales are small integers
  * sc under one f16 d per 256 and, with a min, integers m under dmin):
- *   Σ w·x over 256 = xs·(d·Σ_s sc_s·Σ u·xq − c·d·Σ_s sc_s·Σxq)     no min
+ *   Σ w·x over 256 = xs·d·(Σ_s sc_s·Σ u·xq − c·Σ_s sc_s·Σxq)       no min
  *                  = xs·(d·Σ_s sc_s·Σ u·xq − dmin·Σ_s m_s·Σxq)    a min
  * so the microkernel keeps both sums in int32 over the 256 (the scale
  * multiplies in the vpmaddwd that widens the pair sums, where the other
@@ -50,10 +50,10 @@
  * the odd ones 0 (|Σxq| ≤ 32·127). B on the unsigned packing, each
  * sub-block's scale slot 16 32-bit lanes (sc, sc) of i16 (the offset slot
  * of a format with a min unused); after the panel's sub-blocks, per 256
- * (CPU_QGEMM_ISC_TRAILER): d[16], e[16] f32 (e = −dmin with a min, else
- * −c·d), then per pair of sub-blocks 16 lanes (k_2j, k_2j+1) of i16, k
- * being m with a min and sc without: one vpmaddwd per pair and row
- * against xo gives Σ k·Σxq.
+ * (CPU_QGEMM_ISC_TRAILER): d[16] and dmin[16] as f16 (the blocks' own
+ * bits; dmin 0 without a min), then per pair of sub-blocks 16 lanes
+ * (k_2j, k_2j+1) of i16, k being m with a min and sc without: one
+ * vpmaddwd per pair and row against xo gives Σ k·Σxq.
  */
 #ifndef GLLMK_CPU_QGEMM_H
 #define GLLMK_CPU_QGEMM_H
@@ -72,8 +72,9 @@ struct cpu_qgemm_format {
 	int umax;               /* the largest u decode writes */
 	void (*decode)(const void *src, int64_t n, uint8_t *u, float *scale, float *off);
 	/* The isc mode's integers of one 256-element block (NULL: no isc):
-	 * sc[QK_K/sb], k[QK_K/sb] (m with a min, else sc) and d, e (above). */
-	void (*isc)(const void *block, int16_t *sc, int16_t *k, float *d, float *e);
+	 * sc[QK_K/sb], k[QK_K/sb] (m with a min, else sc) and the f16 bits
+	 * of d and dmin (0 without a min). */
+	void (*isc)(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin);
 };
 
 /* qgemm_pack.c: the format of dtype t, NULL when it has no int8 packing. */
@@ -90,7 +91,7 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
 /* qgemm_pack.c: a packed panel of dtype t (kc whole 256s) into the isc
  * mode's: its scale slots rewritten, each 256's d, e and k pairs written
  * after it (CPU_QGEMM_ISC_TRAILER(sb) bytes per 256). */
-#define CPU_QGEMM_ISC_TRAILER(sb) ((2 + QK_K / (sb) / 2) * CPU_QGEMM_NR * 4)
+#define CPU_QGEMM_ISC_TRAILER(sb) ((1 + QK_K / (sb) / 2) * CPU_QGEMM_NR * 4)
 void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 
 struct cpu_qgemm {

@@ -2,15 +2,16 @@
  * f32 packing of the same blocks: for every format with isc integers,
  * random blocks (finite f16 d and dmin, every other byte random), full and
  * partial panels, one and two 256s deep: each sub-block's (sc, sc) lanes
- * times the trailer's d give the f32 scale cpu_qgemm_pack_b writes, bit
- * for bit, and k times e the f32 offset (with a min; without one k is sc
- * and e is −c·d); the u bytes are left alone and rows past the panel's
- * stay zero.
+ * times the trailer's f16 d give the f32 scale cpu_qgemm_pack_b writes,
+ * bit for bit, and −k times dmin the f32 offset (with a min; without one
+ * k is sc and dmin 0); the u bytes are left alone and rows past the
+ * panel's stay zero.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp16.h"
 #include "gemm/qgemm.h"
 #include "gemm/test_rng.h"
 #include "quant_blocks.h"
@@ -36,6 +37,14 @@ static float lane_f32(const uint8_t *slot, int64_t jj)
 	return ((const f32_alias *)slot)[jj];
 }
 
+static uint16_t lane_u16(const uint8_t *slot, int64_t jj)
+{
+	uint16_t v;
+
+	memcpy(&v, slot + 2 * jj, 2);
+	return v;
+}
+
 static int32_t lane_i32(const uint8_t *slot, int64_t jj)
 {
 	return ((const i32_alias *)slot)[jj];
@@ -48,32 +57,33 @@ static int check_block(const struct isc_case *c, const uint8_t *want, const uint
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
 	const int64_t sb = f->sb, nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
 	const uint8_t *trailer = got + kc / sb * sb_bytes + i * CPU_QGEMM_ISC_TRAILER(sb);
-	const float d = lane_f32(trailer, jj), e = lane_f32(trailer + 4 * CPU_QGEMM_NR, jj);
+	const uint16_t d16 = lane_u16(trailer, jj), dmin16 = lane_u16(trailer + 2 * CPU_QGEMM_NR, jj);
+	const float d = f16_to_f32(d16), dmin = f16_to_f32(dmin16);
 	int bad = 0;
 
 	for (int64_t s = 0; s < nsub; s++) {
 		const int64_t at = (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb;
 		const int32_t lanes = lane_i32(got + at, jj);
 		const int16_t sc = (int16_t)(lanes & 0xffff);
-		const int32_t pair = lane_i32(trailer + 8 * CPU_QGEMM_NR + 4 * CPU_QGEMM_NR * (s / 2), jj);
+		const int32_t pair = lane_i32(trailer + 4 * CPU_QGEMM_NR * (1 + s / 2), jj);
 		const int16_t k = (int16_t)(s % 2 ? (uint32_t)pair >> 16 : (uint32_t)pair & 0xffff);
 		const float scale = (float)sc * d, want_scale = lane_f32(want + at, jj);
 
 		if (!present) {
-			bad |= lanes != 0 || pair != 0 || d != 0.0f || e != 0.0f;
+			bad |= lanes != 0 || pair != 0 || d16 != 0 || dmin16 != 0;
 			continue;
 		}
 		bad |= (lanes >> 16) != sc || memcmp(&scale, &want_scale, 4) != 0;
 		if (f->has_min) {
-			const float off = (float)k * e, want_off = lane_f32(want + at + 4 * CPU_QGEMM_NR, jj);
+			const float off = -((float)k * dmin), want_off = lane_f32(want + at + 4 * CPU_QGEMM_NR, jj);
 
 			bad |= memcmp(&off, &want_off, 4) != 0;
 		} else {
-			bad |= k != sc || e != -(float)f->c * d;
+			bad |= k != sc || dmin16 != 0;
 		}
 		if (bad) {
-			fprintf(stderr, "%s kc %lld row %lld sub-block %lld: sc %d k %d d %g e %g, want scale %g\n", c->name,
-				(long long)kc, (long long)jj, (long long)(i * nsub + s), sc, k, d, e, want_scale);
+			fprintf(stderr, "%s kc %lld row %lld sub-block %lld: sc %d k %d d %g dmin %g, want scale %g\n",
+				c->name, (long long)kc, (long long)jj, (long long)(i * nsub + s), sc, k, d, dmin, want_scale);
 			return 1;
 		}
 	}
