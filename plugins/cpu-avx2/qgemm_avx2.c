@@ -133,22 +133,6 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 }
 
 #ifndef AVX2_VNNI
-/* The narrow microkernels (cpu_qgemm_kernels.ukernel_narrow): weights on
- * the unsigned packing whose bytes stay at or below 2^(4+j) − 1 (class j,
- * struct cpu_qgemm_format.umax). vpmaddubsw then takes u as its unsigned
- * operand as it is, with no sign trick, and its i16 pair sums (at most
- * 2·umax·127 in magnitude) add up in i16 over narrow_run(j) groups of 4
- * bytes of K before one vpmaddwd widens them:
- *   j 0 (u ≤ 15): 8 groups, 8·2·15·127 = 30480;  j 1 (u ≤ 31): 4, 31496;
- *   j 2 (u ≤ 63): 2, 32004;                        j 3 (u ≤ 127): 1, 32258,
- * all below 2^15. Per 32 bytes of weights against one activation row:
- * one vpmaddubsw and a fraction of a vpmaddwd, where the signed kernel
- * above pays a vpsignb, a vpmaddubsw, a vpmaddwd and a vpaddd.
- *
- * The 16 weight rows go in two passes of 8 (h): 4 f32 accumulators, 4
- * i32 sub-block sums and 4 i16 runs fit the 16 ymm registers, where one
- * pass over all 16 rows spilled its sums in the inner loop. The second
- * pass reads the A and B panels again, from L1. */
 /* p[r]: the i16 pair sums of groups g0 .. g0 + run − 1 of a sub-block
  * (a, b at its start), weight rows 8h .. 8h + 7 against activation row r. */
 static inline __attribute__((always_inline)) void narrow_run(const uint8_t *a, const uint8_t *b, int g0,
@@ -167,6 +151,22 @@ static inline __attribute__((always_inline)) void narrow_run(const uint8_t *a, c
 	}
 }
 
+/* The narrow microkernels (cpu_qgemm_kernels.ukernel_narrow): weights on
+ * the unsigned packing whose bytes stay at or below 2^(4+j) − 1 (class j,
+ * struct cpu_qgemm_format.umax). vpmaddubsw then takes u as its unsigned
+ * operand as it is, with no sign trick, and its i16 pair sums (at most
+ * 2·umax·127 in magnitude) add up in i16 over narrow_run(j) groups of 4
+ * bytes of K before one vpmaddwd widens them:
+ *   j 0 (u ≤ 15): 8 groups, 8·2·15·127 = 30480;  j 1 (u ≤ 31): 4, 31496;
+ *   j 2 (u ≤ 63): 2, 32004;                        j 3 (u ≤ 127): 1, 32258,
+ * all below 2^15. Per 32 bytes of weights against one activation row:
+ * one vpmaddubsw and a fraction of a vpmaddwd, where the signed kernel
+ * above pays a vpsignb, a vpmaddubsw, a vpmaddwd and a vpaddd.
+ *
+ * The 16 weight rows go in two passes of 8 (h): 4 f32 accumulators, 4
+ * i32 sub-block sums and 4 i16 runs fit the 16 ymm registers, where one
+ * pass over all 16 rows spilled its sums in the inner loop. The second
+ * pass reads the A and B panels again, from L1. */
 static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const uint8_t *a, const uint8_t *b,
 							      float *c, int64_t ldc, int accumulate, const int sb,
 							      const int has_min, const int run, const int h)

@@ -69,8 +69,6 @@ int cpu_qgemm_supports(const struct cpu_cntx *k, int32_t t)
 
 /* ----------------------------------------------------------- A: x */
 
-/* One sub-block (number s of the row) of row ii at d (gemm/qgemm.h, A):
- * its sb bytes v, its scale xs and its xo. */
 static int32_t sub_sum(const int8_t *v, int64_t n)
 {
 	int32_t sum = 0;
@@ -80,6 +78,8 @@ static int32_t sub_sum(const int8_t *v, int64_t n)
 	return sum;
 }
 
+/* One sub-block (number s of the row) of row ii at d (gemm/qgemm.h, A):
+ * its sb bytes v, its scale xs and its xo. */
 static void pack_a_sub(const struct qgemm_run *r, uint8_t *d, int64_t s, int64_t ii, const int8_t *v, float xs)
 {
 	const int64_t mr = r->mr, sb = r->sb;
