@@ -55,6 +55,11 @@ AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16_min)
  * framework's cpu_qgemm_pack_b. */
 #define AVX2_DECLARE_QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_PROTO(avx2, t);
 CPU_QGEMM_ISA_PACKERS(AVX2_DECLARE_QGEMM_PACK)
+/* ... and the isc mode's, avx2_qgemm_pack_isc_<dtype> for each dtype of
+ * CPU_QGEMM_ISC_PACKERS: the bytes of cpu_qgemm_pack_b followed by
+ * cpu_qgemm_isc_scales. */
+#define AVX2_DECLARE_QGEMM_PACK_ISC(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_PROTO(avx2, t);
+CPU_QGEMM_ISC_PACKERS(AVX2_DECLARE_QGEMM_PACK_ISC)
 
 /* quant_avx2.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */

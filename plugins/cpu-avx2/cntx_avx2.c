@@ -107,6 +107,7 @@
  * one: q8_0 and the iq4 on the plain table). */
 #define AVX2_QGEMM_PACK_ENTRY(t, T, sb, has_min) CPU_QGEMM_PACKER_ENTRY(avx2, t, T)
 #define AVX2_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(AVX2_QGEMM_PACK_ENTRY) }
+#define AVX2_QGEMM_PACK_ISC_ENTRY(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_ENTRY(avx2, t, T)
 
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
 const struct cpu_cntx avx2_cntx = {
@@ -135,21 +136,23 @@ const struct cpu_cntx avx2_cntx = {
 			       [GLLMK_Q4_K] = avx2_qgemm_u8_4x16_isc_q4_K, [GLLMK_Q5_K] = avx2_qgemm_u8_4x16_isc_q5_K,
 			       [GLLMK_Q6_K] = avx2_qgemm_u8_4x16_isc_q6_K },
 	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
+	.qgemm.pack_b_isc = { CPU_QGEMM_ISC_PACKERS(AVX2_QGEMM_PACK_ISC_ENTRY) },
 	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),
 	 * measured on Zen 3 running this plugin, 2 threads, the 1B model's
 	 * layer (7 matrices), rows and GEMM alternated in one process
-	 * (BENCHMARKS.md "Session 16"): with the SIMD packers the GEMM wins
-	 * from M = 6 for q4_0, 8 for the iq4, 10 for q8_0 and q3_K, 12 for
-	 * q5_K and q6_K, 16 for q4_K, 18 for q2_K (whose rows run at 95
-	 * GFLOP/s); the formats the framework's C packer decodes (q4_1, q5_0,
-	 * q5_1, mxfp4) from 24-32; the codebook i-quants from 10 (iq2_xxs),
+	 * (BENCHMARKS.md "Session 16", the K-quants "Session 18"): with the
+	 * SIMD packers the GEMM wins from M = 6 for q4_0, 8 for the iq4, 10
+	 * for q8_0; in the isc mode with its one-pass packers from 9 for q5_K,
+	 * 10 for q3_K, 11 for q6_K, 12 for q4_K, 15 for q2_K (whose rows run
+	 * at 95 GFLOP/s); the formats the framework's C packer decodes (q4_1,
+	 * q5_0, q5_1, mxfp4) from 24-32; the codebook i-quants from 10 (iq2_xxs),
 	 * 12 (iq3_s) and at 16 already 1.4x (iq1_m); tq2_0 ties at 32 and
 	 * wins at 48. The AVX-VNNI table below keeps the defaults: not
 	 * measured. */
 	.qgemm.small_m = { [GLLMK_Q4_0] = 5, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 28, [GLLMK_Q5_1] = 28,
 			   [GLLMK_Q8_0] = 9, [GLLMK_IQ4_NL] = 7, [GLLMK_IQ4_XS] = 7, [GLLMK_MXFP4] = 24,
-			   [GLLMK_Q4_K] = 15, [GLLMK_Q5_K] = 11, [GLLMK_Q2_K] = 17, [GLLMK_Q3_K] = 9,
-			   [GLLMK_Q6_K] = 11, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
+			   [GLLMK_Q4_K] = 11, [GLLMK_Q5_K] = 8, [GLLMK_Q2_K] = 14, [GLLMK_Q3_K] = 9,
+			   [GLLMK_Q6_K] = 10, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
 			   [GLLMK_IQ2_XXS] = 9, [GLLMK_IQ2_XS] = 9, [GLLMK_IQ2_S] = 9, [GLLMK_IQ3_XXS] = 11,
 			   [GLLMK_IQ3_S] = 11, [GLLMK_IQ1_S] = 15, [GLLMK_IQ1_M] = 15 },
 };

@@ -135,20 +135,6 @@ static DOT_ALWAYS_INLINE struct kq_block q3_K_block(const struct block_q3_K *b)
 	return k;
 }
 
-/* q4_K's 12 bytes of 6-bit scales and mins as 8 scales then 8 mins, one
- * byte each (k4_scale_min in quant_ref.c). */
-static DOT_ALWAYS_INLINE void q4_K_scales(const uint8_t s[K_SCALE_SIZE], uint32_t out[4])
-{
-	const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-	uint32_t u[3];
-
-	memcpy(u, s, sizeof(u));
-	out[0] = u[0] & low6;                                           /* scales 0..3 */
-	out[1] = (u[2] & low4) | ((u[0] >> 6) & low2) << 4;             /* scales 4..7 */
-	out[2] = u[1] & low6;                                           /* mins 0..3 */
-	out[3] = ((u[2] >> 4) & low4) | ((u[1] >> 6) & low2) << 4;      /* mins 4..7 */
-}
-
 /* q4_K's and q5_K's scales (each scale of 32 is both groups', and chunk
  * c's is scale c: [s0 .. s7] in both halves) and mins (each twice). */
 _Static_assert(offsetof(struct block_q5_K, scales) == offsetof(struct block_q4_K, scales) &&
@@ -158,7 +144,7 @@ static DOT_ALWAYS_INLINE struct kq_block k4_block(const struct block_q4_K *b)
 {
 	uint32_t sm[4];
 
-	q4_K_scales(b->scales, sm);
+	k4_scales_mins(b->scales, sm);
 
 	const __m128i s8 = _mm_set_epi32(0, 0, (int)sm[1], (int)sm[0]), m8 = _mm_set_epi32(0, 0, (int)sm[3], (int)sm[2]);
 

@@ -50,9 +50,27 @@ static inline __attribute__((always_inline)) void transpose_8x8_epi32(__m256i r[
 	}
 }
 
-static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, int64_t row_bytes, int64_t rows,
-							     int64_t kc, int w_bias, uint8_t *dst, const int sb,
-							     const int has_min, chunk_decoder decode)
+/* The isc mode's integers of 256 c/4 of the panel's rows
+ * (qgemm_pack_isa.h). */
+static inline __attribute__((always_inline)) void isc_256(const uint8_t *w, int64_t row_bytes, int64_t rows,
+							  int64_t kc, uint8_t *dst, int sb, int has_min, int64_t c,
+							  cpu_qgemm_isc_fn isc, int64_t block_bytes)
+{
+	struct qgemm_isc_ints v;
+
+	for (int64_t r = 0; r < rows; r++)
+		isc(w + r * row_bytes + c / 4 * block_bytes, v.sc[r], v.k[r], &v.d[r], &v.dmin[r]);
+	qgemm_isc_put(dst, kc, sb, has_min, c / 4, rows, &v);
+}
+
+/* With isc (a format's qgemm_isc_<t>, blocks block_bytes long) the isc
+ * mode's panel: its integers instead of the decoders' f32 scales (whose
+ * work the decoders then skip: scale and off NULL). */
+static inline __attribute__((always_inline)) void pack_panel_body(const uint8_t *w, int64_t row_bytes,
+								  int64_t rows, int64_t kc, int w_bias, uint8_t *dst,
+								  const int sb, const int has_min,
+								  chunk_decoder decode, cpu_qgemm_isc_fn isc,
+								  int64_t block_bytes)
 {
 	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
 
@@ -61,7 +79,9 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 		__m256i u[2][NR]; /* [elements 0..31, 32..63][row] */
 		float scale[4 * NR], off[4 * NR];
 
-		if (rows < NR) {
+		if (isc && c % 4 == 0)
+			isc_256(w, row_bytes, rows, kc, dst, sb, has_min, c, isc, block_bytes);
+		if (rows < NR && !isc) {
 			memset(scale, 0, sizeof(scale));
 			memset(off, 0, sizeof(off));
 		}
@@ -69,7 +89,7 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 			__m256i v[2] = { _mm256_setzero_si256(), _mm256_setzero_si256() };
 
 			if (r < rows) {
-				decode(w + r * row_bytes, c, v, scale + r, off + r);
+				decode(w + r * row_bytes, c, v, isc ? NULL : scale + r, isc ? NULL : off + r);
 				v[0] = _mm256_sub_epi8(v[0], _mm256_set1_epi8((char)w_bias));
 				v[1] = _mm256_sub_epi8(v[1], _mm256_set1_epi8((char)w_bias));
 			}
@@ -89,7 +109,7 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 							    u[h][8 * rb + i]);
 				}
 			}
-		for (int s = 0; s < 64 / sb; s++)
+		for (int s = 0; s < 64 / sb && !isc; s++)
 			for (int h = 0; h < NR; h += 8) {
 				_mm256_storeu_ps((float *)(d + s * sb_bytes + NR * sb) + h,
 						 _mm256_loadu_ps(scale + NR * s + h));
@@ -98,6 +118,21 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 							 _mm256_loadu_ps(off + NR * s + h));
 			}
 	}
+}
+
+static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, int64_t row_bytes, int64_t rows,
+							     int64_t kc, int w_bias, uint8_t *dst, const int sb,
+							     const int has_min, chunk_decoder decode)
+{
+	pack_panel_body(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode, NULL, 0);
+}
+
+static inline __attribute__((always_inline)) void pack_panel_isc(const uint8_t *w, int64_t row_bytes,
+								 int64_t rows, int64_t kc, uint8_t *dst, const int sb,
+								 const int has_min, chunk_decoder decode,
+								 cpu_qgemm_isc_fn isc, int64_t block_bytes)
+{
+	pack_panel_body(w, row_bytes, rows, kc, 0, dst, sb, has_min, decode, isc, block_bytes);
 }
 
 /* --------------------------------------------------- byte helpers */
@@ -199,7 +234,8 @@ static inline void k4_chunk(const uint8_t *scales, uint16_t d16, uint16_t dmin16
 {
 	const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * q));
 
-	qgemm_chunk_scales_k4(scales, _cvtsh_ss(d16), _cvtsh_ss(dmin16), q, scale, off);
+	if (scale) /* NULL: the isc mode */
+		qgemm_chunk_scales_k4(scales, _cvtsh_ss(d16), _cvtsh_ss(dmin16), q, scale, off);
 	u[0] = low_nibbles(v);
 	u[1] = high_nibbles(v);
 }
@@ -240,7 +276,8 @@ static inline void decode_q6_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 		/* 0..3 << 4: no carry between bytes */
 		u[i] = _mm256_or_si256(lo, _mm256_slli_epi16(bit_pair(qh, 4 * part + 2 * i), 4));
 	}
-	qgemm_chunk_scales_q6_K(x, (int)(c % 4), _cvtsh_ss(x->d), scale);
+	if (scale)
+		qgemm_chunk_scales_q6_K(x, (int)(c % 4), _cvtsh_ss(x->d), scale);
 }
 
 /* q2_K and q3_K: chunk q = c mod 4 holds, for 32 elements each, bit pairs
@@ -261,7 +298,8 @@ static inline void decode_q3_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 	const int q = (int)(c % 4);
 
 	(void)off;
-	qgemm_chunk_scales_q3_K(x, q, _cvtsh_ss(x->d), scale);
+	if (scale)
+		qgemm_chunk_scales_q3_K(x, q, _cvtsh_ss(x->d), scale);
 	crumbs_64(x->qs, q, u);
 	for (int h = 0; h < 2; h++)
 		u[h] = _mm256_or_si256(u[h], bit_value(x->hmask, 2 * q + h, 4));
@@ -273,7 +311,8 @@ static inline void decode_q2_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 	const struct block_q2_K *x = (const struct block_q2_K *)row + c / 4;
 	const int q = (int)(c % 4);
 
-	qgemm_chunk_scales_q2_K(x, q, _cvtsh_ss(x->d), _cvtsh_ss(x->dmin), scale, off);
+	if (scale)
+		qgemm_chunk_scales_q2_K(x, q, _cvtsh_ss(x->d), _cvtsh_ss(x->dmin), scale, off);
 	crumbs_64(x->qs, q, u);
 }
 
@@ -281,3 +320,5 @@ static inline void decode_q2_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 
 #define QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_DEFINE(avx2, t, sb, has_min)
 CPU_QGEMM_ISA_PACKERS(QGEMM_PACK)
+#define QGEMM_PACK_ISC(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_DEFINE(avx2, t, sb, has_min)
+CPU_QGEMM_ISC_PACKERS(QGEMM_PACK_ISC)

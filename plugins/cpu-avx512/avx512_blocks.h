@@ -37,23 +37,14 @@ static inline __m512i q4_K_quarter(const struct block_q4_K *b, int j)
 	return _mm512_and_si512(_mm512_mask_srli_epi16(q, 0xffff0000u, q, 4), _mm512_set1_epi8(0x0f));
 }
 
-/* The 8 6-bit scales and 8 mins of a q4_K block (k4_scale_min of the
- * reference, four at a time in 32-bit words). */
+/* The 8 6-bit scales and 8 mins of a q4_K block (k4_scales_mins). */
 static inline void q4_K_scales(const struct block_q4_K *b, uint8_t sc[8], uint8_t m[8])
 {
-	uint32_t u0, u1, u2, s_hi, m_hi;
+	uint32_t w[4];
 
-	memcpy(&u0, b->scales, 4);
-	memcpy(&u1, b->scales + 4, 4);
-	memcpy(&u2, b->scales + 8, 4);
-	const uint32_t s_lo = u0 & 0x3f3f3f3f, m_lo = u1 & 0x3f3f3f3f;
-
-	s_hi = (u2 & 0x0f0f0f0f) | ((u0 >> 6) & 0x03030303) << 4;
-	m_hi = ((u2 >> 4) & 0x0f0f0f0f) | ((u1 >> 6) & 0x03030303) << 4;
-	memcpy(sc, &s_lo, 4);
-	memcpy(sc + 4, &s_hi, 4);
-	memcpy(m, &m_lo, 4);
-	memcpy(m + 4, &m_hi, 4);
+	k4_scales_mins(b->scales, w);
+	memcpy(sc, w, 8);
+	memcpy(m, w + 2, 8);
 }
 
 /* Half h (128 elements) of a q6_K block: lo = elements 0..63, hi = 64..127

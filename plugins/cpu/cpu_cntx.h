@@ -143,6 +143,10 @@ struct cpu_qgemm_kernels {
 	cpu_qgemm_ukernel_fn ukernel_isc[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];
+	/* Optional, per weight dtype (NULL: pack_b, then the framework's isc
+	 * pass): the isc mode's packer, the unsigned bytes and the isc
+	 * integers in one pass (gemm/qgemm.h). */
+	cpu_qgemm_pack_fn pack_b_isc[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (0: 16): the largest M that matmul keeps
 	 * on the vec_dot rows before this GEMM takes it, where the two meet on
 	 * this ISA (measured at the 1B model's shapes, SPEC/CPU.md "Small M":

@@ -155,21 +155,19 @@ static void dot_one(const struct matmul_job *j, int64_t m, int64_t n)
 	*y_at(j, m, n) = j->vec_dot(j->kdim, cpu_row(j->w, n), xq_row(j, m)) + bias_of(j, n);
 }
 
-/* Activation rows from m (x_rows of them with vec_dot_tile where `left`
- * allows, else one) against the group's rows over K elements k0..k0+len-1,
- * added into acc[0..]; returns how many activation rows it took. */
-static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0, int64_t len, int64_t m,
-			 int64_t left, float (*acc)[CPU_DOT_ROWS_MAX])
+/* Activation rows from x (x_rows of them, xs bytes apart, with
+ * vec_dot_tile where `left` allows, else one) against the group's rows
+ * over K elements k0..k0+len-1, added into acc[0..]; returns how many
+ * activation rows it took. */
+static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0, int64_t len, const char *x,
+			 int64_t xs, int64_t left, float (*acc)[CPU_DOT_ROWS_MAX])
 {
 	const int rows = j->dot_rows;
-	const int64_t xk = cpu_row_bytes(j->vec_dtype, k0);
-	const char *x = (const char *)xq_row(j, m) + xk;
 	float out[CPU_DOT_X_ROWS_MAX * CPU_DOT_ROWS_MAX];
 	int64_t took = 1;
 
 	if (j->vec_dot_tile && left >= j->x_rows) {
-		j->vec_dot_tile(len, wk, j->w_stride, x, (const char *)xq_row(j, m + 1) - (const char *)xq_row(j, m),
-				out);
+		j->vec_dot_tile(len, wk, j->w_stride, x, xs, out);
 		took = j->x_rows;
 	} else {
 		j->vec_dot_rows(len, wk, j->w_stride, x, out);
@@ -182,25 +180,27 @@ static int64_t dot_piece(const struct matmul_job *j, const char *wk, int64_t k0,
 
 /* dot_rows weight rows from n against activation rows m0..m0+mn-1
  * (mn <= group_rows(j)), kc elements of K at a time: that much of the group
- * stays in L1 while the activations pass (M = 1: one call over all K). */
+ * stays in L1 while the activations pass (M = 1: one call over all K).
+ * x and y are 2-D: their rows are evenly spaced, found once a group (a
+ * row's address costs a division). */
 static void dot_group(const struct matmul_job *j, int64_t n, int64_t m0, int64_t mn)
 {
-	const char *w = cpu_row(j->w, n);
+	const char *w = cpu_row(j->w, n), *x = xq_row(j, m0);
+	const int64_t xs = mn > 1 ? (const char *)xq_row(j, m0 + 1) - x : 0;
+	float *y = y_at(j, m0, n);
+	const int64_t ys = mn > 1 ? y_at(j, m0 + 1, n) - y : 0;
 	float acc[GROUP_M + CPU_DOT_X_ROWS_MAX][CPU_DOT_ROWS_MAX];
 
 	for (int64_t k0 = 0; k0 < j->kdim; k0 += j->kc) {
 		const int64_t len = j->kdim - k0 < j->kc ? j->kdim - k0 : j->kc;
-		const char *wk = w + cpu_row_bytes(j->w->dtype, k0);
+		const char *wk = w + cpu_row_bytes(j->w->dtype, k0), *xk = x + cpu_row_bytes(j->vec_dtype, k0);
 
 		for (int64_t m = 0; m < mn;)
-			m += dot_piece(j, wk, k0, len, m0 + m, mn - m, acc + m);
+			m += dot_piece(j, wk, k0, len, xk + m * xs, xs, mn - m, acc + m);
 	}
-	for (int64_t m = 0; m < mn; m++) {
-		float *y = y_at(j, m0 + m, n);
-
+	for (int64_t m = 0; m < mn; m++)
 		for (int r = 0; r < j->dot_rows; r++)
-			y[r] = acc[m][r] + bias_of(j, n + r);
-	}
+			y[m * ys + r] = acc[m][r] + bias_of(j, n + r);
 }
 
 /* M = 1 over all K in one call a group (decoding): the dots land in y

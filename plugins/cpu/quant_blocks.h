@@ -7,6 +7,7 @@
 #define GLLMK_CPU_QUANT_BLOCKS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "gllmk.h"
 
@@ -213,6 +214,23 @@ static inline void k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
 		*d = (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
 		*m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
 	}
+}
+
+/* All 8 scales and 8 mins of q4_K/q5_K at once, four a 32-bit word, one
+ * byte each (k4_scale_min's fields: bytes 0..3 hold scales 0..3 and the
+ * top bits of scales 4..7, bytes 4..7 mins 0..3 and the top bits of mins
+ * 4..7, bytes 8..11 the low nibbles of scales and mins 4..7): out[0],
+ * out[1] scales 0..3, 4..7; out[2], out[3] mins 0..3, 4..7. */
+static inline void k4_scales_mins(const uint8_t q[12], uint32_t out[4])
+{
+	const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+	uint32_t u[3];
+
+	memcpy(u, q, sizeof(u));
+	out[0] = u[0] & low6;
+	out[1] = (u[2] & low4) | ((u[0] >> 6) & low2) << 4;
+	out[2] = u[1] & low6;
+	out[3] = ((u[2] >> 4) & low4) | ((u[1] >> 6) & low2) << 4;
 }
 
 /* Elements and bytes per block of a dtype (1 element for the plain types);

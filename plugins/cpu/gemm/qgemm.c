@@ -146,15 +146,20 @@ static void pack_a_task(void *arg, int64_t begin, int64_t end, int tid)
 /* ----------------------------------------------------------- B: w */
 
 /* Weight rows [n0, n0 + 16) (those below N), depths [p0, p0 + kc), into
- * one 16-row panel: the ISA's packer for this dtype where it has one and kc
- * is whole 64s of K, else the framework's. */
+ * one 16-row panel: the ISA's packer for this dtype (in the isc mode its
+ * isc packer) where it has one and kc is whole 64s of K, else the
+ * framework's (and in the isc mode the framework's isc pass). */
 static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int64_t n0, uint8_t *dst)
 {
 	const struct cpu_qgemm *g = r->g;
 	const char *src = (const char *)g->w + n0 * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
-	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype];
+	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype], isc_pack = r->k->qgemm.pack_b_isc[g->w_dtype];
 	const int64_t rows = min64(g->n - n0, CPU_QGEMM_NR);
 
+	if (r->isc && isc_pack && kc % 64 == 0) {
+		isc_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
+		return;
+	}
 	if (isa_pack && kc % 64 == 0)
 		isa_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
 	else
@@ -241,15 +246,6 @@ static void select_narrow(struct qgemm_run *r)
 	r->w_bias = 0;
 }
 
-/* The isc mode from this many rows of x: its microkernels are faster
- * (1.04-1.35x on Zen 3, BENCHMARKS.md "Session 17"), but writing its
- * integers is a second pass over the panel's scales after the packer's
- * (about 50 cycles per row and 256, near the AVX2 packer's own cost),
- * which the kernel repays only from here: the 1B layer, isc / narrow, at
- * M = 32 0.93-0.96x (q4_K, q6_K, q2_K), M = 64 0.97-1.03x, M = 128
- * 1.0-1.11x. */
-#define ISC_MIN_M 96
-
 /* Rows of x a pass packs at a time: bounds the packed activations
  * (1.25 bytes an element) for long prompts; each pass decodes the weights
  * again, amortised over this many rows. */
@@ -267,7 +263,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	r.xs256 = cpu_block_elems(g->w_dtype) == QK_K && s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min];
 	r.ukernel = r.xs256 ? s->k->qgemm.ukernel_xs256[r.sb == 16][r.f->has_min] :
 			      s->k->qgemm.ukernel[r.sb == 16][r.f->has_min];
-	r.isc = r.f->isc && s->k->qgemm.ukernel_isc[g->w_dtype] && g->m >= ISC_MIN_M;
+	r.isc = r.f->isc && s->k->qgemm.ukernel_isc[g->w_dtype];
 	if (r.isc) {
 		r.xs256 = 0;
 		r.ukernel = s->k->qgemm.ukernel_isc[g->w_dtype];

@@ -49,7 +49,7 @@
  * of each even sub-block 2j the i16 pair (Σxq of 2j, Σxq of 2j + 1), of
  * the odd ones 0 (|Σxq| ≤ 32·127). B on the unsigned packing, each
  * sub-block's scale slot 16 32-bit lanes (sc, sc) of i16 (the offset slot
- * of a format with a min unused); after the panel's sub-blocks, per 256
+ * of a format with a min 0, unused); after the panel's sub-blocks, per 256
  * (CPU_QGEMM_ISC_TRAILER): d[16] and dmin[16] as f16 (the blocks' own
  * bits; dmin 0 without a min), then per pair of sub-blocks 16 lanes
  * (k_2j, k_2j+1) of i16, k being m with a min and sc without: one
@@ -62,6 +62,11 @@
 
 #include "cpu_plugin.h"
 
+/* The isc mode's integers of one 256-element block: sc[QK_K/sb],
+ * k[QK_K/sb] (m with a min, else sc) and the f16 bits of d and dmin (0
+ * without a min); qgemm_isc_<t> in gemm/qgemm_pack_isa.h. */
+typedef void (*cpu_qgemm_isc_fn)(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin);
+
 /* How a weight dtype is packed: decode(src, n, u, scale, off) writes n
  * elements (a multiple of the block) of one row as u[n] and, per
  * sub-block, scale[n/sb] and (has_min) off[n/sb]. */
@@ -71,10 +76,7 @@ struct cpu_qgemm_format {
 	int c;                  /* without a min: offset = −c·scale */
 	int umax;               /* the largest u decode writes */
 	void (*decode)(const void *src, int64_t n, uint8_t *u, float *scale, float *off);
-	/* The isc mode's integers of one 256-element block (NULL: no isc):
-	 * sc[QK_K/sb], k[QK_K/sb] (m with a min, else sc) and the f16 bits
-	 * of d and dmin (0 without a min). */
-	void (*isc)(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin);
+	cpu_qgemm_isc_fn isc;   /* NULL: no isc mode */
 };
 
 /* qgemm_pack.c: the format of dtype t, NULL when it has no int8 packing. */
@@ -89,8 +91,11 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
 		      void *dst);
 
 /* qgemm_pack.c: a packed panel of dtype t (kc whole 256s) into the isc
- * mode's: its scale slots rewritten, each 256's d, e and k pairs written
- * after it (CPU_QGEMM_ISC_TRAILER(sb) bytes per 256). */
+ * mode's: its scale slots rewritten (the offset slots 0), each 256's d,
+ * dmin and k pairs written after it (CPU_QGEMM_ISC_TRAILER(sb) bytes per
+ * 256). A second pass over the panel's blocks, where the table has no isc
+ * packer (cpu_qgemm_kernels.pack_b_isc, which writes the same bytes in
+ * one). */
 #define CPU_QGEMM_ISC_TRAILER(sb) ((1 + QK_K / (sb) / 2) * CPU_QGEMM_NR * 4)
 void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gemm/qgemm.h"
+#include "gemm/qgemm_pack_isa.h"
 #include "fp16.h"
 #include "iq_subblocks.h"
 #include "quant_blocks.h"
@@ -326,108 +327,21 @@ DECODE_IQ(iq1_m, IQ_IQ1_M)
 
 /* ------------------------------------------- the isc mode's integers */
 
-static void isc_q2_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
-{
-	const struct block_q2_K *x = block;
-
-	for (int is = 0; is < 16; is++) {
-		sc[is] = x->scales[is] & 0x0f;
-		k[is] = x->scales[is] >> 4;
-	}
-	*d = x->d;
-	*dmin = x->dmin;
-}
-
-static void isc_q3_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
-{
-	const struct block_q3_K *x = block;
-
-	for (int is = 0; is < 16; is++)
-		sc[is] = k[is] = (int16_t)q3_K_scale(x->scales, is);
-	*d = x->d;
-	*dmin = 0;
-}
-
-/* q4_K's and q5_K's head: the 6-bit scales and mins of 12 bytes, all 8
- * at once (k4_scale_min's fields: bytes 0..3 hold scales 0..3 and the top
- * bits of scales 4..7, bytes 4..7 mins 0..3 and the top bits of mins
- * 4..7, bytes 8..11 the low nibbles of scales and mins 4..7). */
-static void isc_k4(uint16_t d16, uint16_t dmin16, const uint8_t *scales, int16_t *sc, int16_t *k, uint16_t *d,
-		   uint16_t *dmin)
-{
-	const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-	uint32_t u[3], w[4];
-
-	memcpy(u, scales, sizeof(u));
-	w[0] = u[0] & low6;
-	w[1] = (u[2] & low4) | ((u[0] >> 6) & low2) << 4;
-	w[2] = u[1] & low6;
-	w[3] = ((u[2] >> 4) & low4) | ((u[1] >> 6) & low2) << 4;
-	for (int is = 0; is < 8; is++) {
-		sc[is] = (int16_t)((w[is / 4] >> 8 * (is % 4)) & 0xff);
-		k[is] = (int16_t)((w[2 + is / 4] >> 8 * (is % 4)) & 0xff);
-	}
-	*d = d16;
-	*dmin = dmin16;
-}
-
-static void isc_q4_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
-{
-	const struct block_q4_K *x = block;
-
-	isc_k4(x->d, x->dmin, x->scales, sc, k, d, dmin);
-}
-
-static void isc_q5_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
-{
-	const struct block_q5_K *x = block;
-
-	isc_k4(x->d, x->dmin, x->scales, sc, k, d, dmin);
-}
-
-static void isc_q6_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
-{
-	const struct block_q6_K *x = block;
-
-	for (int is = 0; is < 16; is++)
-		sc[is] = k[is] = x->scales[is];
-	*d = x->d;
-	*dmin = 0;
-}
-
-/* Per 256: every row's integers first, then each scale slot's 16 lanes
- * (sc, sc) and the trailer's d, dmin and (k_2j, k_2j+1) lanes, a slot at
- * a time (gemm/qgemm.h, isc). Rows past `rows` keep what the packer wrote
- * there (zeros) and get a zero trailer. */
+/* Per 256: every row's integers (qgemm_isc_<t>, gemm/qgemm_pack_isa.h),
+ * then qgemm_isc_put: the pass that the ISAs' isc packers fold into
+ * theirs, and the reference they are tested against. */
 void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst)
 {
-	typedef int32_t i32_alias __attribute__((may_alias));
-	typedef uint16_t u16_alias __attribute__((may_alias));
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(t);
-	const int64_t sb = f->sb, nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
 	const int64_t block_bytes = cpu_row_bytes(t, QK_K);
-	uint8_t *trailer = (uint8_t *)dst + kc / sb * sb_bytes;
 
-	if (rows < CPU_QGEMM_NR)
-		memset(trailer, 0, (size_t)(kc / QK_K * CPU_QGEMM_ISC_TRAILER(sb)));
 	for (int64_t i = 0; i < kc / QK_K; i++) {
-		uint8_t *tr = trailer + i * CPU_QGEMM_ISC_TRAILER(sb);
-		u16_alias *d = (u16_alias *)tr, *dmin = d + CPU_QGEMM_NR;
-		i32_alias *kpair = (i32_alias *)(tr + 4 * CPU_QGEMM_NR);
-		int16_t sc[CPU_QGEMM_NR][16], k[CPU_QGEMM_NR][16];
+		struct qgemm_isc_ints v;
 
 		for (int64_t jj = 0; jj < rows; jj++)
-			f->isc((const char *)w + jj * row_bytes + i * block_bytes, sc[jj], k[jj], &d[jj], &dmin[jj]);
-		for (int64_t s = 0; s < nsub; s++) {
-			i32_alias *slot = (i32_alias *)((uint8_t *)dst + (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb);
-
-			for (int64_t jj = 0; jj < rows; jj++)
-				slot[jj] = (int32_t)((uint32_t)(uint16_t)sc[jj][s] * 0x10001u);
-		}
-		for (int64_t j = 0; j < nsub / 2; j++)
-			for (int64_t jj = 0; jj < rows; jj++)
-				kpair[CPU_QGEMM_NR * j + jj] = (int32_t)((uint32_t)(uint16_t)k[jj][2 * j] |
-									 (uint32_t)(uint16_t)k[jj][2 * j + 1] << 16);
+			f->isc((const char *)w + jj * row_bytes + i * block_bytes, v.sc[jj], v.k[jj], &v.d[jj],
+			       &v.dmin[jj]);
+		qgemm_isc_put(dst, kc, (int)f->sb, f->has_min, i, rows, &v);
 	}
 }
 
@@ -437,11 +351,11 @@ const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 					     q5_0 = { 32, 0, 16, 31, decode_q5_0, NULL }, q5_1 = { 32, 1, 0, 31, decode_q5_1, NULL },
 					     q8_0 = { 32, 0, 128, 255, decode_q8_0, NULL },
 					     iq4_nl = { 32, 0, 128, 255, decode_iq4_nl, NULL },
-					     q2_K = { 16, 1, 0, 3, decode_q2_K, isc_q2_K },
-					     q3_K = { 16, 0, 4, 7, decode_q3_K, isc_q3_K },
-					     q4_K = { 32, 1, 0, 15, decode_q4_K, isc_q4_K },
-					     q5_K = { 32, 1, 0, 31, decode_q5_K, isc_q5_K },
-					     q6_K = { 16, 0, 32, 63, decode_q6_K, isc_q6_K },
+					     q2_K = { 16, 1, 0, 3, decode_q2_K, qgemm_isc_q2_K },
+					     q3_K = { 16, 0, 4, 7, decode_q3_K, qgemm_isc_q3_K },
+					     q4_K = { 32, 1, 0, 15, decode_q4_K, qgemm_isc_q4_K },
+					     q5_K = { 32, 1, 0, 31, decode_q5_K, qgemm_isc_q5_K },
+					     q6_K = { 16, 0, 32, 63, decode_q6_K, qgemm_isc_q6_K },
 					     iq4_xs = { 32, 0, 128, 255, decode_iq4_xs, NULL },
 					     mxfp4 = { 32, 0, 12, 24, decode_mxfp4, NULL },
 					     tq1_0 = { 32, 0, 1, 2, decode_tq1_0, NULL }, tq2_0 = { 32, 0, 1, 3, decode_tq2_0, NULL },

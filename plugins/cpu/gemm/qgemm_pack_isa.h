@@ -32,6 +32,25 @@
 	}
 #define CPU_QGEMM_PACKER_ENTRY(isa, t, T) [GLLMK_##T] = isa##_qgemm_pack_##t,
 
+/* X(dtype, DTYPE, sub-block, has a min) for every dtype with isc integers
+ * (gemm/qgemm.h, isc), and an ISA's isc packer <isa>_qgemm_pack_isc_<t>
+ * (cpu_qgemm_kernels.pack_b_isc; w_bias unused, the packing unsigned):
+ * its declaration, its definition (the ISA's file has a pack_panel_isc(w,
+ * row_bytes, rows, kc, dst, sb, has_min, decoder, qgemm_isc_<t>, block
+ * bytes)) and a table entry. */
+#define CPU_QGEMM_ISC_PACKERS(X) \
+	X(q2_K, Q2_K, 16, 1) X(q3_K, Q3_K, 16, 0) X(q4_K, Q4_K, 32, 1) X(q5_K, Q5_K, 32, 1) X(q6_K, Q6_K, 16, 0)
+#define CPU_QGEMM_ISC_PACKER_PROTO(isa, t) \
+	void isa##_qgemm_pack_isc_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst)
+#define CPU_QGEMM_ISC_PACKER_DEFINE(isa, t, sb, has_min)                                                   \
+	CPU_QGEMM_ISC_PACKER_PROTO(isa, t)                                                                 \
+	{                                                                                                  \
+		(void)w_bias;                                                                              \
+		pack_panel_isc(w, row_bytes, rows, kc, dst, sb, has_min, decode_##t, qgemm_isc_##t,       \
+			       sizeof(struct block_##t));                                                  \
+	}
+#define CPU_QGEMM_ISC_PACKER_ENTRY(isa, t, T) [GLLMK_##T] = isa##_qgemm_pack_isc_##t,
+
 /* iq4_xs: chunk q = c mod 4 is 32-element sub-blocks 2q, 2q + 1, scale
  * d·(ls − 32) with ls 4 low bits from scales_l, 2 high from scales_h. */
 static inline void qgemm_chunk_scales_iq4_xs(const struct block_iq4_xs *x, int q, float d, float *scale)
@@ -81,6 +100,110 @@ static inline void qgemm_chunk_scales_q2_K(const struct block_q2_K *x, int q, fl
 		scale[CPU_QGEMM_NR * s] = d * (x->scales[4 * q + s] & 0x0f);
 		off[CPU_QGEMM_NR * s] = -(dmin * (x->scales[4 * q + s] >> 4));
 	}
+}
+
+/* ------------------------------------------- the isc mode's integers */
+
+/* The integers of one 256-element block (struct cpu_qgemm_format.isc):
+ * sub-block scales sc, k (mins with a min, else sc), and the f16 bits of
+ * d and dmin (0 without a min). */
+static inline void qgemm_isc_q2_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_q2_K *x = block;
+
+	for (int is = 0; is < 16; is++) {
+		sc[is] = x->scales[is] & 0x0f;
+		k[is] = x->scales[is] >> 4;
+	}
+	*d = x->d;
+	*dmin = x->dmin;
+}
+
+static inline void qgemm_isc_q3_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_q3_K *x = block;
+
+	for (int is = 0; is < 16; is++)
+		sc[is] = k[is] = (int16_t)q3_K_scale(x->scales, is);
+	*d = x->d;
+	*dmin = 0;
+}
+
+/* q4_K's and q5_K's head (the same offsets in both blocks). */
+static inline void qgemm_isc_k4(uint16_t d16, uint16_t dmin16, const uint8_t *scales, int16_t *sc, int16_t *k,
+				uint16_t *d, uint16_t *dmin)
+{
+	uint32_t w[4];
+
+	k4_scales_mins(scales, w);
+	for (int is = 0; is < 8; is++) {
+		sc[is] = (int16_t)((w[is / 4] >> 8 * (is % 4)) & 0xff);
+		k[is] = (int16_t)((w[2 + is / 4] >> 8 * (is % 4)) & 0xff);
+	}
+	*d = d16;
+	*dmin = dmin16;
+}
+
+static inline void qgemm_isc_q4_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_q4_K *x = block;
+
+	qgemm_isc_k4(x->d, x->dmin, x->scales, sc, k, d, dmin);
+}
+
+static inline void qgemm_isc_q5_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_q5_K *x = block;
+
+	qgemm_isc_k4(x->d, x->dmin, x->scales, sc, k, d, dmin);
+}
+
+static inline void qgemm_isc_q6_K(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_q6_K *x = block;
+
+	for (int is = 0; is < 16; is++)
+		sc[is] = k[is] = x->scales[is];
+	*d = x->d;
+	*dmin = 0;
+}
+
+/* One 256 of a panel's rows, as the qgemm_isc_<t> write them. */
+struct qgemm_isc_ints {
+	int16_t sc[CPU_QGEMM_NR][16], k[CPU_QGEMM_NR][16];
+	uint16_t d[CPU_QGEMM_NR], dmin[CPU_QGEMM_NR];
+};
+
+/* 256 i of a panel kc deep in the isc mode (gemm/qgemm.h): each scale
+ * slot's 16 lanes (sc, sc), the offset slots 0 (with a min), the
+ * trailer's d, dmin and (k_2j, k_2j+1) lanes, a slot at a time; the
+ * lanes of rows past `rows` 0. */
+static inline void qgemm_isc_put(void *dst, int64_t kc, int sb, int has_min, int64_t i, int64_t rows,
+				 const struct qgemm_isc_ints *v)
+{
+	typedef int32_t i32_alias __attribute__((may_alias));
+	typedef uint16_t u16_alias __attribute__((may_alias));
+	const int64_t nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (has_min ? 8 : 4) * CPU_QGEMM_NR;
+	uint8_t *tr = (uint8_t *)dst + kc / sb * sb_bytes + i * CPU_QGEMM_ISC_TRAILER(sb);
+	i32_alias *kpair = (i32_alias *)(tr + 4 * CPU_QGEMM_NR);
+
+	for (int64_t jj = 0; jj < CPU_QGEMM_NR; jj++) {
+		((u16_alias *)tr)[jj] = jj < rows ? v->d[jj] : 0;
+		((u16_alias *)tr)[CPU_QGEMM_NR + jj] = jj < rows ? v->dmin[jj] : 0;
+	}
+	for (int64_t s = 0; s < nsub; s++) {
+		i32_alias *slot = (i32_alias *)((uint8_t *)dst + (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb);
+
+		for (int64_t jj = 0; jj < CPU_QGEMM_NR; jj++) {
+			slot[jj] = jj < rows ? (int32_t)((uint32_t)(uint16_t)v->sc[jj][s] * 0x10001u) : 0;
+			if (has_min)
+				slot[CPU_QGEMM_NR + jj] = 0;
+		}
+	}
+	for (int64_t j = 0; j < nsub / 2; j++)
+		for (int64_t jj = 0; jj < CPU_QGEMM_NR; jj++)
+			kpair[CPU_QGEMM_NR * j + jj] = jj < rows ? (int32_t)((uint32_t)(uint16_t)v->k[jj][2 * j] |
+								     (uint32_t)(uint16_t)v->k[jj][2 * j + 1] << 16) : 0;
 }
 
 #endif

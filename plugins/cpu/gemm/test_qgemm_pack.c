@@ -5,8 +5,10 @@
  * (subnormals included), full and partial panels, kc of one chunk to
  * CPU_QGEMM_KC_MAX, a row stride longer than the packed part. Built once
  * per ISA (plugins/meson.build): ISA is avx512, avx2 or neon, ISA_HEADER
- * its kernels' header. Exit 77 (skipped) on an x86 CPU that cannot run the
- * ISA (AdvSIMD is AArch64's baseline).
+ * its kernels' header, ISA_ISC defined where the ISA has isc packers
+ * (pack_b_isc), whose panels are checked against cpu_qgemm_pack_b followed
+ * by cpu_qgemm_isc_scales the same way. Exit 77 (skipped) on an x86 CPU
+ * that cannot run the ISA (AdvSIMD is AArch64's baseline).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,8 @@
 #endif
 
 #define PACKER_(isa, t) isa##_qgemm_pack_##t
+#define ISC_PACKER_(isa, t) isa##_qgemm_pack_isc_##t
+#define ISC_PACKER(isa, t) ISC_PACKER_(isa, t)
 #define PACKER(isa, t) PACKER_(isa, t)
 #define CAN_RUN_(isa) x86_can_run_##isa
 #define CAN_RUN(isa) CAN_RUN_(isa)
@@ -52,11 +56,13 @@ struct case_ {
 	int f16_at[2];          /* offsets of the block's f16 fields, −1: none */
 };
 
+/* w_bias < 0: the isc packing (c->pack an isc packer). */
 static int check(const struct case_ *c, int64_t rows, int64_t kc, int w_bias)
 {
 	const int64_t row_bytes = (kc / c->block + 1) * c->block_bytes;
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
-	const int64_t len = kc / f->sb * (f->sb + (f->has_min ? 8 : 4)) * CPU_QGEMM_NR;
+	const int64_t len = kc / f->sb * (f->sb + (f->has_min ? 8 : 4)) * CPU_QGEMM_NR +
+			    (w_bias < 0 ? kc / QK_K * CPU_QGEMM_ISC_TRAILER(f->sb) : 0);
 	const int64_t panel_bytes = len + 64; /* the 64 past it: left alone */
 	uint8_t *w = malloc((size_t)(rows * row_bytes)), *want = malloc((size_t)panel_bytes),
 		*got = malloc((size_t)panel_bytes);
@@ -72,8 +78,10 @@ static int check(const struct case_ *c, int64_t rows, int64_t kc, int w_bias)
 	memset(want, 0xaa, (size_t)panel_bytes);
 	memset(got, 0xaa, (size_t)panel_bytes);
 	memset(got, 0x55, (size_t)len); /* a byte the packer leaves differs */
-	cpu_qgemm_pack_b(c->t, w_bias, w, row_bytes, rows, kc, want);
-	c->pack(w, row_bytes, rows, kc, w_bias, got);
+	cpu_qgemm_pack_b(c->t, w_bias < 0 ? 0 : w_bias, w, row_bytes, rows, kc, want);
+	if (w_bias < 0)
+		cpu_qgemm_isc_scales(c->t, w, row_bytes, rows, kc, want);
+	c->pack(w, row_bytes, rows, kc, w_bias < 0 ? 0 : w_bias, got);
 	bad = memcmp(want, got, (size_t)panel_bytes) != 0;
 	if (bad) {
 		int64_t i = 0;
@@ -122,6 +130,21 @@ int main(void)
 						fails += check(&cases[i], rows[r], kcs[k],
 							       cpu_qgemm_format(cases[i].t)->c);
 					}
+#ifdef ISA_ISC
+#define ISC_CASE(t, T, block, bytes, f16a, f16b) { #t " isc", GLLMK_##T, ISC_PACKER(ISA, t), block, bytes, { f16a, f16b } }
+	static const struct case_ isc_cases[] = {
+		ISC_CASE(q4_K, Q4_K, 256, 144, 0, 2),    ISC_CASE(q5_K, Q5_K, 256, 176, 0, 2),
+		ISC_CASE(q6_K, Q6_K, 256, 210, 208, -1), ISC_CASE(q3_K, Q3_K, 256, 110, 108, -1),
+		ISC_CASE(q2_K, Q2_K, 256, 84, 80, 82),
+	};
+
+	for (size_t i = 0; i < sizeof(isc_cases) / sizeof(isc_cases[0]); i++)
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+			for (size_t k = 0; k < sizeof(kcs) / sizeof(kcs[0]); k++)
+				for (int rep = 0; rep < 4; rep++)
+					if (kcs[k] % QK_K == 0)
+						fails += check(&isc_cases[i], rows[r], kcs[k], -1);
+#endif
 	printf("%s: %s\n", ISA_NAME, fails ? "FAIL" : "ok: every packer writes the reference's bytes");
 	return fails != 0;
 }
