@@ -38,12 +38,10 @@ AVX2_DECLARE_QGEMM_NARROW(0)
 AVX2_DECLARE_QGEMM_NARROW(1)
 AVX2_DECLARE_QGEMM_NARROW(2)
 AVX2_DECLARE_QGEMM_NARROW(3)
-/* avx2_qgemm_u8_4x16_isc_<t>: the isc mode's (gemm/qgemm.h), cpu_qgemm_kernels.ukernel_isc */
-AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_q2_K)
-AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_q3_K)
-AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_q4_K)
-AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_q5_K)
-AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_q6_K)
+/* avx2_qgemm_u8_4x16_isc_<t>: the isc mode's (gemm/qgemm.h), cpu_qgemm_kernels.ukernel_isc,
+ * for each dtype of CPU_QGEMM_ISC_FORMATS */
+#define AVX2_DECLARE_QGEMM_ISC(t, T, sb, has_min, j, shift) AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_##t)
+CPU_QGEMM_ISC_FORMATS(AVX2_DECLARE_QGEMM_ISC)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32_min)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16)
@@ -56,10 +54,10 @@ AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16_min)
 #define AVX2_DECLARE_QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_PROTO(avx2, t);
 CPU_QGEMM_ISA_PACKERS(AVX2_DECLARE_QGEMM_PACK)
 /* ... and the isc mode's, avx2_qgemm_pack_isc_<dtype> for each dtype of
- * CPU_QGEMM_ISC_PACKERS: the bytes of cpu_qgemm_pack_b followed by
+ * CPU_QGEMM_ISC_FORMATS: the bytes of cpu_qgemm_pack_b followed by
  * cpu_qgemm_isc_scales. */
-#define AVX2_DECLARE_QGEMM_PACK_ISC(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_PROTO(avx2, t);
-CPU_QGEMM_ISC_PACKERS(AVX2_DECLARE_QGEMM_PACK_ISC)
+#define AVX2_DECLARE_QGEMM_PACK_ISC(t, T, sb, has_min, j, shift) CPU_QGEMM_ISC_PACKER_PROTO(avx2, t);
+CPU_QGEMM_ISC_FORMATS(AVX2_DECLARE_QGEMM_PACK_ISC)
 
 /* quant_avx2.c: the q8_0 and q8_K activation encoders, bit for bit the
  * reference encoders (ref_quant_row_q8_0, ref_quant_row_q8_K). */

@@ -107,7 +107,8 @@
  * one: q8_0 and the iq4 on the plain table). */
 #define AVX2_QGEMM_PACK_ENTRY(t, T, sb, has_min) CPU_QGEMM_PACKER_ENTRY(avx2, t, T)
 #define AVX2_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(AVX2_QGEMM_PACK_ENTRY) }
-#define AVX2_QGEMM_PACK_ISC_ENTRY(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_ENTRY(avx2, t, T)
+#define AVX2_QGEMM_PACK_ISC_ENTRY(t, T, sb, has_min, j, shift) CPU_QGEMM_ISC_PACKER_ENTRY(avx2, t, T)
+#define AVX2_QGEMM_ISC_ENTRY(t, T, sb, has_min, j, shift) [GLLMK_##T] = avx2_qgemm_u8_4x16_isc_##t,
 
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
 const struct cpu_cntx avx2_cntx = {
@@ -132,11 +133,9 @@ const struct cpu_cntx avx2_cntx = {
 				  AVX2_QGEMM_NARROW(3) },
 	/* ... and the K-quants in the isc mode: their integer scales in the
 	 * widening vpmaddwd, one conversion per 256 (qgemm_avx2.c). */
-	.qgemm.ukernel_isc = { [GLLMK_Q2_K] = avx2_qgemm_u8_4x16_isc_q2_K, [GLLMK_Q3_K] = avx2_qgemm_u8_4x16_isc_q3_K,
-			       [GLLMK_Q4_K] = avx2_qgemm_u8_4x16_isc_q4_K, [GLLMK_Q5_K] = avx2_qgemm_u8_4x16_isc_q5_K,
-			       [GLLMK_Q6_K] = avx2_qgemm_u8_4x16_isc_q6_K },
+	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(AVX2_QGEMM_ISC_ENTRY) },
 	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
-	.qgemm.pack_b_isc = { CPU_QGEMM_ISC_PACKERS(AVX2_QGEMM_PACK_ISC_ENTRY) },
+	.qgemm.pack_b_isc = { CPU_QGEMM_ISC_FORMATS(AVX2_QGEMM_PACK_ISC_ENTRY) },
 	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),
 	 * measured on Zen 3 running this plugin, 2 threads, the 1B model's
 	 * layer (7 matrices), rows and GEMM alternated in one process

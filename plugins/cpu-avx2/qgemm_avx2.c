@@ -295,19 +295,15 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 }
 
 /* A format's isc microkernel: sb, a min, narrow class j (u ≤ 2^(4+j) − 1),
- * and without a min log2 c. */
-#define ISC_UKERNEL(t, sb, has_min, j, shift)                                                                \
+ * and without a min log2 c (CPU_QGEMM_ISC_FORMATS). */
+#define ISC_UKERNEL(t, T, sb, has_min, j, shift)                                                             \
 	void avx2_qgemm_u8_4x16_isc_##t(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,     \
 					 int accumulate)                                                      \
 	{                                                                                                    \
 		isc_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), shift, 0);            \
 		isc_pass(nsb, a, b, c, ldc, accumulate, sb, has_min, NARROW_RUN(j, sb), shift, 1);            \
 	}
-ISC_UKERNEL(q2_K, 16, 1, 0, 0)
-ISC_UKERNEL(q3_K, 16, 0, 0, 2)
-ISC_UKERNEL(q4_K, 32, 1, 0, 0)
-ISC_UKERNEL(q5_K, 32, 1, 1, 0)
-ISC_UKERNEL(q6_K, 16, 0, 2, 5)
+CPU_QGEMM_ISC_FORMATS(ISC_UKERNEL)
 
 static inline __attribute__((always_inline)) void narrow_body(int64_t nsb, const uint8_t *a, const uint8_t *b,
 							      float *c, int64_t ldc, int accumulate, const int sb,

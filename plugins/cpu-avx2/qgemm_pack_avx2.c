@@ -320,5 +320,5 @@ static inline void decode_q2_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 
 #define QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_DEFINE(avx2, t, sb, has_min)
 CPU_QGEMM_ISA_PACKERS(QGEMM_PACK)
-#define QGEMM_PACK_ISC(t, T, sb, has_min) CPU_QGEMM_ISC_PACKER_DEFINE(avx2, t, sb, has_min)
-CPU_QGEMM_ISC_PACKERS(QGEMM_PACK_ISC)
+#define QGEMM_PACK_ISC(t, T, sb, has_min, j, shift) CPU_QGEMM_ISC_PACKER_DEFINE(avx2, t, sb, has_min)
+CPU_QGEMM_ISC_FORMATS(QGEMM_PACK_ISC)

@@ -83,18 +83,22 @@ static int32_t sub_sum(const int8_t *v, int64_t n)
 static void pack_a_sub(const struct qgemm_run *r, uint8_t *d, int64_t s, int64_t ii, const int8_t *v, float xs)
 {
 	const int64_t mr = r->mr, sb = r->sb;
-	const int32_t sum = sub_sum(v, sb);
+	uint8_t *xo = d + sb * mr + 4 * mr + 4 * ii;
+	int32_t sum;
 
 	for (int64_t j = 0; j < sb / 4; j++)
 		memcpy(d + (j * mr + ii) * 4, v + 4 * j, 4);
 	((f32_alias *)(d + sb * mr))[ii] = xs;
-	if (r->isc) /* even s: (Σ of s, Σ of s + 1) as i16, odd s: 0 */
-		((i32_alias *)(d + sb * mr + 4 * mr))[ii] =
-			s % 2 ? 0 : (int32_t)(uint16_t)sum | (int32_t)((uint32_t)(uint16_t)sub_sum(v + sb, sb) << 16);
-	else if (r->f->has_min) /* xs256: the microkernel multiplies by xs per 256 */
-		((f32_alias *)(d + sb * mr + 4 * mr))[ii] = r->xs256 ? (float)sum : xs * (float)sum;
+	if (r->isc) { /* even s: (Σ of s, Σ of s + 1) as i16, odd s: 0 */
+		*(i32_alias *)xo = s % 2 ? 0 : (int32_t)((uint32_t)(uint16_t)sub_sum(v, sb) |
+							 (uint32_t)(uint16_t)sub_sum(v + sb, sb) << 16);
+		return;
+	}
+	sum = sub_sum(v, sb);
+	if (r->f->has_min) /* xs256: the microkernel multiplies by xs per 256 */
+		*(f32_alias *)xo = r->xs256 ? (float)sum : xs * (float)sum;
 	else
-		((i32_alias *)(d + sb * mr + 4 * mr))[ii] = -(r->f->c - r->w_bias) * sum;
+		*(i32_alias *)xo = -(r->f->c - r->w_bias) * sum;
 }
 
 /* Row m of x into row ii of its panel: QUANT_CHUNK elements at a time

@@ -97,6 +97,14 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
  * packer (cpu_qgemm_kernels.pack_b_isc, which writes the same bytes in
  * one). */
 #define CPU_QGEMM_ISC_TRAILER(sb) ((1 + QK_K / (sb) / 2) * CPU_QGEMM_NR * 4)
+
+/* X(dtype, DTYPE, sub-block, has a min, narrow class j (u ≤ 2^(4+j) − 1),
+ * log2 c (0 with a min)) for every dtype with isc integers: their
+ * cpu_qgemm_format facts as constants for the ISAs' isc packers and
+ * microkernels (the unit test qgemm-isc holds the two to each other). */
+#define CPU_QGEMM_ISC_FORMATS(X) \
+	X(q2_K, Q2_K, 16, 1, 0, 0) X(q3_K, Q3_K, 16, 0, 0, 2) X(q4_K, Q4_K, 32, 1, 0, 0) X(q5_K, Q5_K, 32, 1, 1, 0) \
+	X(q6_K, Q6_K, 16, 0, 2, 5)
 void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 
 struct cpu_qgemm {

@@ -345,51 +345,38 @@ void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t r
 	}
 }
 
+/* Each dtype's packing: sub-block, offset −c·scale or a min, the largest
+ * u, its decoder and its isc integers. */
+#define FORMAT(sb_, c_, umax_, t) { .sb = sb_, .c = c_, .umax = umax_, .decode = decode_##t }
+#define FORMAT_MIN(sb_, umax_, t) { .sb = sb_, .has_min = 1, .umax = umax_, .decode = decode_##t }
+static const struct cpu_qgemm_format qgemm_formats[GLLMK_DTYPE_LIMIT] = {
+	[GLLMK_Q4_0] = FORMAT(32, 8, 15, q4_0),
+	[GLLMK_Q4_1] = FORMAT_MIN(32, 15, q4_1),
+	[GLLMK_Q5_0] = FORMAT(32, 16, 31, q5_0),
+	[GLLMK_Q5_1] = FORMAT_MIN(32, 31, q5_1),
+	[GLLMK_Q8_0] = FORMAT(32, 128, 255, q8_0),
+	[GLLMK_IQ4_NL] = FORMAT(32, 128, 255, iq4_nl),
+	[GLLMK_Q2_K] = { .sb = 16, .has_min = 1, .umax = 3, .decode = decode_q2_K, .isc = qgemm_isc_q2_K },
+	[GLLMK_Q3_K] = { .sb = 16, .c = 4, .umax = 7, .decode = decode_q3_K, .isc = qgemm_isc_q3_K },
+	[GLLMK_Q4_K] = { .sb = 32, .has_min = 1, .umax = 15, .decode = decode_q4_K, .isc = qgemm_isc_q4_K },
+	[GLLMK_Q5_K] = { .sb = 32, .has_min = 1, .umax = 31, .decode = decode_q5_K, .isc = qgemm_isc_q5_K },
+	[GLLMK_Q6_K] = { .sb = 16, .c = 32, .umax = 63, .decode = decode_q6_K, .isc = qgemm_isc_q6_K },
+	[GLLMK_IQ4_XS] = FORMAT(32, 128, 255, iq4_xs),
+	[GLLMK_MXFP4] = FORMAT(32, 12, 24, mxfp4),
+	[GLLMK_TQ1_0] = FORMAT(32, 1, 2, tq1_0),
+	[GLLMK_TQ2_0] = FORMAT(32, 1, 3, tq2_0),
+	[GLLMK_IQ2_XXS] = FORMAT(16, 64, 127, iq2_xxs),
+	[GLLMK_IQ2_XS] = FORMAT(16, 64, 127, iq2_xs),
+	[GLLMK_IQ2_S] = FORMAT(16, 64, 127, iq2_s),
+	[GLLMK_IQ3_XXS] = FORMAT(16, 64, 127, iq3_xxs),
+	[GLLMK_IQ3_S] = FORMAT(16, 64, 127, iq3_s),
+	[GLLMK_IQ1_S] = FORMAT(16, 16, 31, iq1_s),
+	[GLLMK_IQ1_M] = FORMAT(16, 16, 31, iq1_m),
+};
+
 const struct cpu_qgemm_format *cpu_qgemm_format(int32_t t)
 {
-	static const struct cpu_qgemm_format q4_0 = { 32, 0, 8, 15, decode_q4_0, NULL }, q4_1 = { 32, 1, 0, 15, decode_q4_1, NULL },
-					     q5_0 = { 32, 0, 16, 31, decode_q5_0, NULL }, q5_1 = { 32, 1, 0, 31, decode_q5_1, NULL },
-					     q8_0 = { 32, 0, 128, 255, decode_q8_0, NULL },
-					     iq4_nl = { 32, 0, 128, 255, decode_iq4_nl, NULL },
-					     q2_K = { 16, 1, 0, 3, decode_q2_K, qgemm_isc_q2_K },
-					     q3_K = { 16, 0, 4, 7, decode_q3_K, qgemm_isc_q3_K },
-					     q4_K = { 32, 1, 0, 15, decode_q4_K, qgemm_isc_q4_K },
-					     q5_K = { 32, 1, 0, 31, decode_q5_K, qgemm_isc_q5_K },
-					     q6_K = { 16, 0, 32, 63, decode_q6_K, qgemm_isc_q6_K },
-					     iq4_xs = { 32, 0, 128, 255, decode_iq4_xs, NULL },
-					     mxfp4 = { 32, 0, 12, 24, decode_mxfp4, NULL },
-					     tq1_0 = { 32, 0, 1, 2, decode_tq1_0, NULL }, tq2_0 = { 32, 0, 1, 3, decode_tq2_0, NULL },
-					     iq2_xxs = { 16, 0, 64, 127, decode_iq2_xxs, NULL },
-					     iq2_xs = { 16, 0, 64, 127, decode_iq2_xs, NULL }, iq2_s = { 16, 0, 64, 127, decode_iq2_s, NULL },
-					     iq3_xxs = { 16, 0, 64, 127, decode_iq3_xxs, NULL },
-					     iq3_s = { 16, 0, 64, 127, decode_iq3_s, NULL }, iq1_s = { 16, 0, 16, 31, decode_iq1_s, NULL },
-					     iq1_m = { 16, 0, 16, 31, decode_iq1_m, NULL };
-
-	switch (t) {
-	case GLLMK_Q4_0: return &q4_0;
-	case GLLMK_Q4_1: return &q4_1;
-	case GLLMK_Q5_0: return &q5_0;
-	case GLLMK_Q5_1: return &q5_1;
-	case GLLMK_Q8_0: return &q8_0;
-	case GLLMK_IQ4_NL: return &iq4_nl;
-	case GLLMK_Q2_K: return &q2_K;
-	case GLLMK_Q3_K: return &q3_K;
-	case GLLMK_Q4_K: return &q4_K;
-	case GLLMK_Q5_K: return &q5_K;
-	case GLLMK_Q6_K: return &q6_K;
-	case GLLMK_IQ4_XS: return &iq4_xs;
-	case GLLMK_MXFP4: return &mxfp4;
-	case GLLMK_TQ1_0: return &tq1_0;
-	case GLLMK_TQ2_0: return &tq2_0;
-	case GLLMK_IQ2_XXS: return &iq2_xxs;
-	case GLLMK_IQ2_XS: return &iq2_xs;
-	case GLLMK_IQ2_S: return &iq2_s;
-	case GLLMK_IQ3_XXS: return &iq3_xxs;
-	case GLLMK_IQ3_S: return &iq3_s;
-	case GLLMK_IQ1_S: return &iq1_s;
-	case GLLMK_IQ1_M: return &iq1_m;
-	}
-	return NULL;
+	return t >= 0 && t < GLLMK_DTYPE_LIMIT && qgemm_formats[t].decode ? &qgemm_formats[t] : NULL;
 }
 
 /* Decode each row, then interleave its sub-blocks' u into the panel's

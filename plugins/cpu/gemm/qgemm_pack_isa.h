@@ -32,14 +32,11 @@
 	}
 #define CPU_QGEMM_PACKER_ENTRY(isa, t, T) [GLLMK_##T] = isa##_qgemm_pack_##t,
 
-/* X(dtype, DTYPE, sub-block, has a min) for every dtype with isc integers
- * (gemm/qgemm.h, isc), and an ISA's isc packer <isa>_qgemm_pack_isc_<t>
- * (cpu_qgemm_kernels.pack_b_isc; w_bias unused, the packing unsigned):
- * its declaration, its definition (the ISA's file has a pack_panel_isc(w,
- * row_bytes, rows, kc, dst, sb, has_min, decoder, qgemm_isc_<t>, block
- * bytes)) and a table entry. */
-#define CPU_QGEMM_ISC_PACKERS(X) \
-	X(q2_K, Q2_K, 16, 1) X(q3_K, Q3_K, 16, 0) X(q4_K, Q4_K, 32, 1) X(q5_K, Q5_K, 32, 1) X(q6_K, Q6_K, 16, 0)
+/* An ISA's isc packer <isa>_qgemm_pack_isc_<t> (cpu_qgemm_kernels.pack_b_isc;
+ * w_bias unused, the packing unsigned), to be expanded by
+ * CPU_QGEMM_ISC_FORMATS (gemm/qgemm.h): its declaration, its definition
+ * (the ISA's file has a pack_panel_isc(w, row_bytes, rows, kc, dst, sb,
+ * has_min, decoder, qgemm_isc_<t>, block bytes)) and a table entry. */
 #define CPU_QGEMM_ISC_PACKER_PROTO(isa, t) \
 	void isa##_qgemm_pack_isc_##t(const void *w, int64_t row_bytes, int64_t rows, int64_t kc, int w_bias, void *dst)
 #define CPU_QGEMM_ISC_PACKER_DEFINE(isa, t, sb, has_min)                                                   \

@@ -5,7 +5,9 @@
  * times the trailer's f16 d give the f32 scale cpu_qgemm_pack_b writes,
  * bit for bit, and −k times dmin the f32 offset (with a min; without one
  * k is sc and dmin 0); the u bytes are left alone and rows past the
- * panel's stay zero.
+ * panel's stay zero. And CPU_QGEMM_ISC_FORMATS, the constants the ISAs'
+ * isc packers and microkernels are built with, agrees with
+ * cpu_qgemm_format.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +130,51 @@ static int check(const struct isc_case *c, int64_t rows, int64_t kc)
 	return bad;
 }
 
+/* 1 (and why) unless `listed` is the number of formats with isc integers. */
+static int count_isc_formats(const char *who, size_t listed)
+{
+	size_t n = 0;
+
+	for (int32_t t = 0; t < GLLMK_DTYPE_LIMIT; t++)
+		n += cpu_qgemm_format(t) && cpu_qgemm_format(t)->isc;
+	if (n == listed)
+		return 0;
+	fprintf(stderr, "%zu formats have isc integers, %s lists %zu\n", n, who, listed);
+	return 1;
+}
+
+/* CPU_QGEMM_ISC_FORMATS (the ISAs' compile-time copy) against
+ * cpu_qgemm_format: every isc format listed once, with its sb, has_min,
+ * narrow class (the least j with umax ≤ 2^(4+j) − 1) and, without a min,
+ * c = 2^shift. */
+static int check_constants(void)
+{
+	struct listed {
+		const char *name;
+		int32_t t;
+		int sb, has_min, j, shift;
+	};
+#define LISTED(t, T, sb, has_min, j, shift) { #t, GLLMK_##T, sb, has_min, j, shift },
+	static const struct listed list[] = { CPU_QGEMM_ISC_FORMATS(LISTED) };
+	int bad = count_isc_formats("CPU_QGEMM_ISC_FORMATS", sizeof(list) / sizeof(list[0]));
+
+	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+		const struct listed *l = &list[i];
+		const struct cpu_qgemm_format *f = cpu_qgemm_format(l->t);
+		int j = 0;
+
+		while (f && f->umax > (16 << j) - 1)
+			j++;
+		if (!f || !f->isc || f->sb != l->sb || f->has_min != l->has_min || j != l->j ||
+		    (f->has_min ? l->shift != 0 : f->c != 1 << l->shift)) {
+			fprintf(stderr, "CPU_QGEMM_ISC_FORMATS: %s (sb %d, min %d, class %d, shift %d) disagrees with "
+				"cpu_qgemm_format\n", l->name, l->sb, l->has_min, l->j, l->shift);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
 int main(void)
 {
 	static const struct isc_case cases[] = {
@@ -136,21 +183,15 @@ int main(void)
 		{ "q6_K", GLLMK_Q6_K, { 208, -1 } },
 	};
 	static const int64_t rows[] = { 16, 7, 1 }, kcs[] = { 256, 512 };
-	int fails = 0, formats = 0;
+	int fails = count_isc_formats("the test", sizeof(cases) / sizeof(cases[0]));
 
-	for (int32_t t = 0; t < GLLMK_DTYPE_LIMIT; t++)
-		formats += cpu_qgemm_format(t) && cpu_qgemm_format(t)->isc;
-	if (formats != (int)(sizeof(cases) / sizeof(cases[0]))) {
-		fprintf(stderr, "%d formats have isc integers, the test knows %zu\n", formats,
-			sizeof(cases) / sizeof(cases[0]));
-		fails++;
-	}
+	fails += check_constants();
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
 			for (size_t k = 0; k < sizeof(kcs) / sizeof(kcs[0]); k++)
 				for (int rep = 0; rep < 8; rep++)
 					fails += check(&cases[c], rows[r], kcs[k]);
-	printf("%s (%d formats)\n", fails ? "FAIL" : "ok: the isc integers give the f32 packing's scales and offsets",
-	       formats);
+	printf("%s (%zu formats)\n", fails ? "FAIL" : "ok: the isc integers give the f32 packing's scales and offsets",
+	       sizeof(cases) / sizeof(cases[0]));
 	return fails != 0;
 }
