@@ -51,15 +51,25 @@ static inline __attribute__((always_inline)) void transpose_8x8_epi32(__m256i r[
 }
 
 /* The isc mode's integers of 256 c/4 of the panel's rows
- * (qgemm_pack_isa.h). */
+ * (qgemm_pack_isa.h), each row's block of the next panel (16 rows on, the
+ * framework packs panels in order) prefetched as it goes: at M = 16 the
+ * packer took 46 % of a q4_K layer, its 16 row streams waiting on memory;
+ * the prefetch gained q4_K 10 %, q6_K 7 % there (q2_K within the noise),
+ * q4_K 5 % at M = 64 (BENCHMARKS.md "Session 18"). Past the weights' end
+ * it is a prefetch of nothing, which never faults. */
 static inline __attribute__((always_inline)) void isc_256(const uint8_t *w, int64_t row_bytes, int64_t rows,
 							  int64_t kc, uint8_t *dst, int sb, int has_min, int64_t c,
 							  cpu_qgemm_isc_fn isc, int64_t block_bytes)
 {
 	struct qgemm_isc_ints v;
 
-	for (int64_t r = 0; r < rows; r++)
-		isc(w + r * row_bytes + c / 4 * block_bytes, v.sc[r], v.k[r], &v.d[r], &v.dmin[r]);
+	for (int64_t r = 0; r < rows; r++) {
+		const uint8_t *blk = w + r * row_bytes + c / 4 * block_bytes;
+
+		for (int64_t o = 0; o < block_bytes; o += 64)
+			__builtin_prefetch(blk + NR * row_bytes + o, 0, 3);
+		isc(blk, v.sc[r], v.k[r], &v.d[r], &v.dmin[r]);
+	}
 	qgemm_isc_put(dst, kc, sb, has_min, c / 4, rows, &v);
 }
 
