@@ -10,7 +10,10 @@
  * each result (one 4-byte group of K across 8 rows) is one 32-byte store.
  * Why: decoding and packing the weights was 7 % of a Q4_K_M prompt on Zen 3
  * (BENCHMARKS.md, "Session 15"). The scales are computed as the C decoders
- * compute them, so they are bit-identical.
+ * compute them, so they are bit-identical. The K-quants' isc packers
+ * (pack_panel_isc) write the same bytes with the isc mode's integers in
+ * place of the f32 scales: cpu_qgemm_pack_b followed by
+ * cpu_qgemm_isc_scales, in one pass.
  */
 #include <immintrin.h>
 #include <string.h>
