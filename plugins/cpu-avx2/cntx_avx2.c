@@ -139,9 +139,10 @@ const struct cpu_cntx avx2_cntx = {
 	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),
 	 * measured on Zen 3 running this plugin, 2 threads, the 1B model's
 	 * layer (7 matrices), rows and GEMM alternated in one process
-	 * (BENCHMARKS.md "Session 16", the K-quants "Session 18"): with the
-	 * SIMD packers the GEMM wins from M = 6 for q4_0, 8 for the iq4, 10
-	 * for q8_0; in the isc mode with its one-pass packers from 9 for q5_K,
+	 * (BENCHMARKS.md "Session 16", the K-quants "Session 18", the others
+	 * again in "Session 19"): with the SIMD packers (prefetching the next
+	 * panel) the GEMM wins from M = 6 for q4_0 and iq4_nl, 7 for iq4_xs,
+	 * 9 for q8_0; in the isc mode with its one-pass packers from 9 for q5_K,
 	 * 10 for q3_K, 11 for q6_K, 12 for q4_K, 15 for q2_K (whose rows run
 	 * at 95 GFLOP/s); the formats the framework's C packer decodes (q4_1,
 	 * q5_0, q5_1, mxfp4) from 24-32; the codebook i-quants from 10 (iq2_xxs),
@@ -149,7 +150,7 @@ const struct cpu_cntx avx2_cntx = {
 	 * wins at 48. The AVX-VNNI table below keeps the defaults: not
 	 * measured. */
 	.qgemm.small_m = { [GLLMK_Q4_0] = 5, [GLLMK_Q4_1] = 24, [GLLMK_Q5_0] = 28, [GLLMK_Q5_1] = 28,
-			   [GLLMK_Q8_0] = 9, [GLLMK_IQ4_NL] = 7, [GLLMK_IQ4_XS] = 7, [GLLMK_MXFP4] = 24,
+			   [GLLMK_Q8_0] = 8, [GLLMK_IQ4_NL] = 5, [GLLMK_IQ4_XS] = 6, [GLLMK_MXFP4] = 24,
 			   [GLLMK_Q4_K] = 11, [GLLMK_Q5_K] = 8, [GLLMK_Q2_K] = 14, [GLLMK_Q3_K] = 9,
 			   [GLLMK_Q6_K] = 10, [GLLMK_TQ1_0] = 48, [GLLMK_TQ2_0] = 48,
 			   [GLLMK_IQ2_XXS] = 9, [GLLMK_IQ2_XS] = 9, [GLLMK_IQ2_S] = 9, [GLLMK_IQ3_XXS] = 11,

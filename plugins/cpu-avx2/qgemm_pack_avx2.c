@@ -54,36 +54,45 @@ static inline __attribute__((always_inline)) void transpose_8x8_epi32(__m256i r[
 }
 
 /* The isc mode's integers of 256 c/4 of the panel's rows
- * (qgemm_pack_isa.h), each row's block of the next panel (16 rows on, the
- * framework packs panels in order) prefetched as it goes: at M = 16 the
- * packer took 46 % of a q4_K layer, its 16 row streams waiting on memory;
- * the prefetch gained q4_K 10 %, q6_K 7 % there (q2_K within the noise),
- * q4_K 5 % at M = 64 (BENCHMARKS.md "Session 18"). Past the weights' end
- * it is a prefetch of nothing, which never faults. */
+ * (qgemm_pack_isa.h). */
 static inline __attribute__((always_inline)) void isc_256(const uint8_t *w, int64_t row_bytes, int64_t rows,
 							  int64_t kc, uint8_t *dst, int sb, int has_min, int64_t c,
 							  cpu_qgemm_isc_fn isc, int64_t block_bytes)
 {
 	struct qgemm_isc_ints v;
 
-	for (int64_t r = 0; r < rows; r++) {
-		const uint8_t *blk = w + r * row_bytes + c / 4 * block_bytes;
-
-		for (int64_t o = 0; o < block_bytes; o += 64)
-			__builtin_prefetch(blk + NR * row_bytes + o, 0, 3);
-		isc(blk, v.sc[r], v.k[r], &v.d[r], &v.dmin[r]);
-	}
+	for (int64_t r = 0; r < rows; r++)
+		isc(w + r * row_bytes + c / 4 * block_bytes, v.sc[r], v.k[r], &v.d[r], &v.dmin[r]);
 	qgemm_isc_put(dst, kc, sb, has_min, c / 4, rows, &v);
 }
 
-/* With isc (a format's qgemm_isc_<t>, blocks block_bytes long) the isc
- * mode's panel: its integers instead of the decoders' f32 scales (whose
- * work the decoders then skip: scale and off NULL). */
+/* Each row's bytes of elements [64·c, 64·c + 256) in the next panel (16
+ * rows on: qgemm_task in plugins/cpu/gemm/qgemm.c packs a block's panels
+ * in order; were that to change, these would fetch the wrong rows, which
+ * costs time, never a wrong result), fetched while this one
+ * is decoded: at M = 16 the packer took 46 % of a q4_K layer, its 16 row
+ * streams waiting on memory; the prefetch gained q4_K 10 %, q6_K 7 %
+ * (q2_K within the noise), q4_0 9 %, q8_0 6 %, iq4_xs and iq4_nl 11 %
+ * there, 2-5 % at M = 64, nothing at 512 (BENCHMARKS.md "Session 18",
+ * "Session 19"). Past the weights' end it is a prefetch of nothing,
+ * which never faults. */
+static inline __attribute__((always_inline)) void prefetch_next_panel(const uint8_t *w, int64_t row_bytes,
+								      int64_t rows, int64_t c, int64_t bytes256)
+{
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t o = 0; o < bytes256; o += 64)
+			__builtin_prefetch(w + (NR + r) * row_bytes + c / 4 * bytes256 + o, 0, 3);
+}
+
+/* bytes256: a row's bytes of 256 elements. With isc (a format's
+ * qgemm_isc_<t>, blocks of 256 elements) the isc mode's panel: its
+ * integers instead of the decoders' f32 scales (whose work the decoders
+ * then skip: scale and off NULL). */
 static inline __attribute__((always_inline)) void pack_panel_body(const uint8_t *w, int64_t row_bytes,
 								  int64_t rows, int64_t kc, int w_bias, uint8_t *dst,
 								  const int sb, const int has_min,
 								  chunk_decoder decode, cpu_qgemm_isc_fn isc,
-								  int64_t block_bytes)
+								  int64_t bytes256)
 {
 	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
 
@@ -92,8 +101,11 @@ static inline __attribute__((always_inline)) void pack_panel_body(const uint8_t 
 		__m256i u[2][NR]; /* [elements 0..31, 32..63][row] */
 		float scale[4 * NR], off[4 * NR];
 
-		if (isc && c % 4 == 0)
-			isc_256(w, row_bytes, rows, kc, dst, sb, has_min, c, isc, block_bytes);
+		if (c % 4 == 0) {
+			prefetch_next_panel(w, row_bytes, rows, c, bytes256);
+			if (isc)
+				isc_256(w, row_bytes, rows, kc, dst, sb, has_min, c, isc, bytes256);
+		}
 		if (rows < NR && !isc) {
 			memset(scale, 0, sizeof(scale));
 			memset(off, 0, sizeof(off));
@@ -135,9 +147,9 @@ static inline __attribute__((always_inline)) void pack_panel_body(const uint8_t 
 
 static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, int64_t row_bytes, int64_t rows,
 							     int64_t kc, int w_bias, uint8_t *dst, const int sb,
-							     const int has_min, chunk_decoder decode)
+							     const int has_min, chunk_decoder decode, int64_t bytes256)
 {
-	pack_panel_body(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode, NULL, 0);
+	pack_panel_body(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode, NULL, bytes256);
 }
 
 static inline __attribute__((always_inline)) void pack_panel_isc(const uint8_t *w, int64_t row_bytes,
@@ -331,7 +343,12 @@ static inline void decode_q2_K(const uint8_t *row, int64_t c, __m256i u[2], floa
 
 /* --------------------------------------------------- the packers */
 
-#define QGEMM_PACK(t, T, sb, has_min) CPU_QGEMM_PACKER_DEFINE(avx2, t, sb, has_min)
+#define QGEMM_PACK(t, T, sb, has_min)                                                                   \
+	CPU_QGEMM_PACKER_PROTO(avx2, t)                                                                 \
+	{                                                                                               \
+		pack_panel(w, row_bytes, rows, kc, w_bias, dst, sb, has_min, decode_##t,                \
+			   cpu_row_bytes(GLLMK_##T, QK_K));                                             \
+	}
 CPU_QGEMM_ISA_PACKERS(QGEMM_PACK)
 #define QGEMM_PACK_ISC(t, T, sb, has_min, j, shift) CPU_QGEMM_ISC_PACKER_DEFINE(avx2, t, sb, has_min)
 CPU_QGEMM_ISC_FORMATS(QGEMM_PACK_ISC)
