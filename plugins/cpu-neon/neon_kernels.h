@@ -33,6 +33,12 @@ NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb32_min)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16)
 NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16_min)
+/* ... and the K-quants' isc microkernels (cpu_qgemm_kernels.ukernel_isc) on
+ * the unsigned packing, neondot_qgemm_u8_4x16_isc_<t> and
+ * neon_qgemm_u8_2x16_isc_<t>. */
+#define NEON_DECLARE_QGEMM_ISC(t, T, sb, has_min, j, shift) \
+	NEON_DECLARE_QGEMM(neondot_qgemm_u8_4x16_isc_##t) NEON_DECLARE_QGEMM(neon_qgemm_u8_2x16_isc_##t)
+CPU_QGEMM_ISC_FORMATS(NEON_DECLARE_QGEMM_ISC)
 
 /* qgemm_pack_neon.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
  * neon_qgemm_pack_<dtype> for each dtype of CPU_QGEMM_ISA_PACKERS
