@@ -66,16 +66,15 @@ static inline __attribute__((always_inline)) void isc_256(const uint8_t *w, int6
 	qgemm_isc_put(dst, kc, sb, has_min, c / 4, rows, &v);
 }
 
-/* Each row's bytes of elements [64·c, 64·c + 256) in the next panel (16
- * rows on: qgemm_task in plugins/cpu/gemm/qgemm.c packs a block's panels
- * in order; were that to change, these would fetch the wrong rows, which
- * costs time, never a wrong result), fetched while this one
- * is decoded: at M = 16 the packer took 46 % of a q4_K layer, its 16 row
- * streams waiting on memory; the prefetch gained q4_K 10 %, q6_K 7 %
- * (q2_K within the noise), q4_0 9 %, q8_0 6 %, iq4_xs and iq4_nl 11 %
- * there, 2-5 % at M = 64, nothing at 512 (BENCHMARKS.md "Session 18",
- * "Session 19"). Past the weights' end it is a prefetch of nothing,
- * which never faults. */
+/* Each row's bytes of elements [64·c, 64·c + 256) in the next panel, 16
+ * rows on (qgemm_task, plugins/cpu/gemm/qgemm.c, packs a block's panels
+ * in order; were that to change, these would fetch the wrong rows: time
+ * lost, never a wrong result), fetched while this panel is decoded. At
+ * M = 16 the packer took 46 % of a q4_K layer, its 16 row streams waiting
+ * on memory; the prefetch gained q4_K 10 %, q6_K 7 % (q2_K within the
+ * noise), q4_0 9 %, q8_0 6 %, iq4_xs and iq4_nl 11 % there, 2-5 % at
+ * M = 64, nothing at 512 (BENCHMARKS.md "Session 18", "Session 19"). Past
+ * the weights' end it is a prefetch of nothing, which never faults. */
 static inline __attribute__((always_inline)) void prefetch_next_panel(const uint8_t *w, int64_t row_bytes,
 								      int64_t rows, int64_t c, int64_t bytes256)
 {
