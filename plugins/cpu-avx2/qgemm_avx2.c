@@ -32,10 +32,13 @@
 
 #include "avx2_kernels.h"
 #include "cpu_cntx.h"
+#include "gemm/qgemm.h"
 #include "quant_blocks.h"
 
 #define MR AVX2_QGEMM_MR
 #define NR CPU_QGEMM_NR
+#define A_SB_BYTES(sb) CPU_QGEMM_A_SB_BYTES(sb, MR)
+#define B_SB_BYTES CPU_QGEMM_B_SB_BYTES
 
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
@@ -121,8 +124,8 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 					acc[r][h] = _mm256_fmadd_ps(_mm256_loadu_ps(off + 8 * h), _mm256_set1_ps(xsum[r]),
 								    acc[r][h]);
 		}
-		a += sb * MR + 8 * MR;
-		b += NR * sb + (has_min ? 8 : 4) * NR;
+		a += A_SB_BYTES(sb);
+		b += B_SB_BYTES(sb, has_min);
 	}
 	for (int r = 0; r < MR; r++)
 		for (int h = 0; h < 2; h++) {
@@ -202,8 +205,8 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
 			for (int r = 0; r < MR; r++)
 				acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(scale + NR), _mm256_set1_ps(xsum[r]), acc[r]);
 		}
-		a += sb * MR + 8 * MR;
-		b += NR * sb + (has_min ? 8 : 4) * NR;
+		a += A_SB_BYTES(sb);
+		b += B_SB_BYTES(sb, has_min);
 	}
 	for (int r = 0; r < MR; r++) {
 		float *cr = c + r * ldc + 8 * h;
@@ -230,8 +233,6 @@ static inline __attribute__((always_inline)) void narrow_pass(int64_t nsb, const
  * both cores busy (BENCHMARKS.md "Session 17"). Bounds: a run's i16 pair
  * sums stay below 2^15 (the narrow classes); |dot| ≤ 16·(16·63·127)·128
  * < 2^29 for q6_K, the largest; |ksum << 5| ≤ 2^5·16·128·2032 < 2^28. */
-#define A_SB_BYTES(sb) ((sb) * MR + 8 * MR)
-#define B_SB_BYTES(sb, has_min) (NR * (sb) + ((has_min) ? 8 : 4) * NR)
 
 static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const uint8_t *a, const uint8_t *b,
 							   float *c, int64_t ldc, int accumulate, const int sb,

@@ -93,7 +93,7 @@ static inline __attribute__((always_inline)) void pack_panel_body(const uint8_t 
 								  chunk_decoder decode, cpu_qgemm_isc_fn isc,
 								  int64_t bytes256)
 {
-	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
+	const int64_t sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, has_min);
 
 	for (int64_t c = 0; c < kc / 64; c++) {
 		uint8_t *d = dst + c * (64 / sb) * sb_bytes;

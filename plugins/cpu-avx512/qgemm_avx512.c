@@ -16,6 +16,7 @@
 
 #include "avx512_kernels.h"
 #include "cpu_cntx.h"
+#include "gemm/qgemm.h"
 
 #define MR AVX512_QGEMM_MR
 #define NR CPU_QGEMM_NR
@@ -25,8 +26,8 @@ typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
 
 /* Bytes of one packed sub-block: A (mr rows) and B (16 rows). */
-#define A_SB_BYTES(sb) ((sb) * MR + 8 * MR)
-#define B_SB_BYTES(sb, has_min) (NR * (sb) + ((has_min) ? 8 : 4) * NR)
+#define A_SB_BYTES(sb) CPU_QGEMM_A_SB_BYTES(sb, MR)
+#define B_SB_BYTES CPU_QGEMM_B_SB_BYTES
 
 /* The int32 sums of one sub-block, dot[r] = xo[r] (the folded offset
  * −c·Σxq) or 0 (with a min) plus Σ u·xq. */

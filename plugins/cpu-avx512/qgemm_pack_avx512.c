@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) void pack_panel(const uint8_t *w, i
 							     int64_t kc, int w_bias, uint8_t *dst, const int sb,
 							     const int has_min, chunk_decoder decode)
 {
-	const int64_t sb_bytes = sb * NR + (has_min ? 8 : 4) * NR;
+	const int64_t sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, has_min);
 
 	for (int64_t c = 0; c < kc / 64; c++) {
 		uint8_t *d = dst + c * (64 / sb) * sb_bytes;

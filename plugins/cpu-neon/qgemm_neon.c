@@ -22,9 +22,12 @@
 #include <string.h>
 
 #include "cpu_cntx.h"
+#include "gemm/qgemm.h"
 #include "neon_kernels.h"
 
 #define NR CPU_QGEMM_NR
+#define A_SB_BYTES(sb) CPU_QGEMM_A_SB_BYTES(sb, MR)
+#define B_SB_BYTES CPU_QGEMM_B_SB_BYTES
 
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
@@ -124,8 +127,8 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 				for (int q = 0; q < 4; q++)
 					acc[r][q] = vfmaq_n_f32(acc[r][q], vld1q_f32(off + 4 * q), xsum[r]);
 		}
-		a += sb * MR + 8 * MR;
-		b += NR * sb + (has_min ? 8 : 4) * NR;
+		a += A_SB_BYTES(sb);
+		b += B_SB_BYTES(sb, has_min);
 	}
 	for (int r = 0; r < MR; r++)
 		for (int q = 0; q < 4; q++) {
@@ -148,9 +151,6 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
  * halves of 8 (h), so that a sub-block's dots, the 256's sums and the
  * accumulators fit the 32 registers. Not timed: no AArch64 machine here
  * (BENCHMARKS.md "Session 19"); conformance under qemu. */
-#define A_SB_BYTES(sb) ((sb) * MR + 8 * MR)
-#define B_SB_BYTES(sb, has_min) (NR * (sb) + ((has_min) ? 8 : 4) * NR)
-
 /* Σ k·Σxq of weight rows 4e .. 4e + 3 of the half (k: their (k_2j,
  * k_2j+1) i16 pairs) and one activation row (xo: its (Σxq, Σxq) pair). */
 static inline int32x4_t isc_ksum(int16x8_t k, int32_t xo)

@@ -275,9 +275,9 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 		r.b_256_bytes = CPU_QGEMM_ISC_TRAILER(r.sb);
 	}
 	select_narrow(&r);
-	r.a_sb_bytes = r.sb * r.mr + 8 * r.mr;
+	r.a_sb_bytes = CPU_QGEMM_A_SB_BYTES(r.sb, r.mr);
 	r.a_panel_bytes = g->k / r.sb * r.a_sb_bytes;
-	r.b_sb_bytes = r.sb * CPU_QGEMM_NR + (r.f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	r.b_sb_bytes = CPU_QGEMM_B_SB_BYTES(r.sb, r.f->has_min);
 	/* the B block (kc×nc bytes and its scales) in half of L2 */
 	r.kc = min64(g->k, KC_MAX);
 	r.nc = cpu_l2_bytes() / 2 / b_panel_bytes(&r, r.kc) * CPU_QGEMM_NR;

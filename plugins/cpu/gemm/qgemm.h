@@ -62,6 +62,12 @@
 
 #include "cpu_plugin.h"
 
+/* Bytes of one sub-block of an mr-row A panel and of a B panel (the
+ * layouts above), for the framework and every ISA's microkernels and
+ * packers. */
+#define CPU_QGEMM_A_SB_BYTES(sb, mr) ((sb) * (mr) + 8 * (mr))
+#define CPU_QGEMM_B_SB_BYTES(sb, has_min) (CPU_QGEMM_NR * (sb) + ((has_min) ? 8 : 4) * CPU_QGEMM_NR)
+
 /* The isc mode's integers of one 256-element block: sc[QK_K/sb],
  * k[QK_K/sb] (m with a min, else sc) and the f16 bits of d and dmin (0
  * without a min); qgemm_isc_<t> in gemm/qgemm_pack_isa.h. */
