@@ -17,6 +17,10 @@
 void avx2_sgemm_ukernel(int64_t k, const float *a, const float *b, float *c, int64_t ldc, float alpha,
 			float beta);
 
+/* sgemm_pack_avx2.c: cpu_cntx.sgemm_pack_b for f16 and bf16 weights */
+void avx2_sgemm_pack_b_f16(const void *w, int64_t row_bytes, int64_t cols, int64_t kc, int64_t nr, float *dst);
+void avx2_sgemm_pack_b_bf16(const void *w, int64_t row_bytes, int64_t cols, int64_t kc, int64_t nr, float *dst);
+
 /* qgemm_avx2.c: the int8 GEMM microkernels (cpu_qgemm_kernels), 4
  * activation rows × 16 weight rows; avx2_* take the signed packing
  * (vpmaddubsw), avxvnni_* the unsigned one (vpdpbusd, built with -mavxvnni). */

@@ -97,7 +97,8 @@
 	.decode_one_row = 1,                                                                         \
 	.mr = AVX2_SGEMM_MR,                                                                         \
 	.nr = AVX2_SGEMM_NR,                                                                         \
-	.sgemm_ukernel = avx2_sgemm_ukernel
+	.sgemm_ukernel = avx2_sgemm_ukernel,                                                          \
+	.sgemm_pack_b = { [GLLMK_F16] = avx2_sgemm_pack_b_f16, [GLLMK_BF16] = avx2_sgemm_pack_b_bf16 }
 
 #define AVX2_QGEMM_NARROW(j)                                                    \
 	{ { avx2_qgemm_u8_4x16_sb32_u##j, avx2_qgemm_u8_4x16_sb32_min_u##j }, \

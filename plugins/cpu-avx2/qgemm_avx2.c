@@ -246,7 +246,7 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 
 	for (int r = 0; r < MR; r++)
 		acc[r] = _mm256_setzero_ps();
-	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, tr += (1 + nsub / 2) * 4 * NR) {
+	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, tr += CPU_QGEMM_ISC_TRAILER(sb)) {
 		const f32_alias *xs = (const f32_alias *)(a + s0 * A_SB_BYTES(sb) + sb * MR);
 		__m256i dot[MR], ksum[MR];
 
@@ -268,7 +268,7 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 		}
 		for (int j = 0; j < nsub / 2; j++) {
 			const i32_alias *xo = (const i32_alias *)(a + (s0 + 2 * j) * A_SB_BYTES(sb) + sb * MR + 4 * MR);
-			const __m256i k = _mm256_loadu_si256((const __m256i *)(tr + 4 * NR * (1 + j) + 32 * h));
+			const __m256i k = _mm256_loadu_si256((const __m256i *)(tr + CPU_QGEMM_ISC_KPAIRS(j) + 32 * h));
 
 			for (int r = 0; r < MR; r++) {
 				ksum[r] = _mm256_add_epi32(ksum[r], _mm256_madd_epi16(k, _mm256_set1_epi32(xo[r])));
@@ -276,8 +276,8 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 			}
 		}
 
-		const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + 16 * h)));
-		const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + 2 * NR + 16 * h)));
+		const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + CPU_QGEMM_ISC_D + 16 * h)));
+		const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + CPU_QGEMM_ISC_DMIN + 16 * h)));
 
 		for (int r = 0; r < MR; r++) {
 			const __m256 t = has_min ? _mm256_fnmadd_ps(_mm256_cvtepi32_ps(ksum[r]), dmin,

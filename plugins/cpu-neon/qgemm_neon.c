@@ -201,16 +201,18 @@ static inline __attribute__((always_inline)) void isc_half(int64_t nsb, const ui
 			const i32_alias *xo = (const i32_alias *)(a + (s0 + 2 * j) * A_SB_BYTES(sb) + sb * MR + 4 * MR);
 
 			for (int e = 0; e < 2; e++) {
-				const int16x8_t k = vld1q_s16((const int16_t *)(tr + 4 * NR * (1 + j) + 32 * h + 16 * e));
+				const int16x8_t k = vld1q_s16((const int16_t *)(tr + CPU_QGEMM_ISC_KPAIRS(j) + 32 * h + 16 * e));
 
 				for (int r = 0; r < MR; r++)
 					ksum[r][e] = vaddq_s32(ksum[r][e], isc_ksum(k, xo[r]));
 			}
 		}
 		for (int e = 0; e < 2; e++) {
-			const uint16_t *d16 = (const uint16_t *)(tr + 2 * (8 * h + 4 * e));
+			const int64_t lane = 2 * (8 * h + 4 * e);
+			const uint16_t *d16 = (const uint16_t *)(tr + CPU_QGEMM_ISC_D + lane);
+			const uint16_t *dmin16 = (const uint16_t *)(tr + CPU_QGEMM_ISC_DMIN + lane);
 			const float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(d16)));
-			const float32x4_t dmin = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(d16 + NR)));
+			const float32x4_t dmin = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(dmin16)));
 
 			for (int r = 0; r < MR; r++) {
 				const float32x4_t t =

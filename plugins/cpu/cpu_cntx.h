@@ -100,6 +100,12 @@ struct cpu_attn_kernel {
  * beta == 0 must not read C. */
 typedef void (*cpu_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
 				     float alpha, float beta);
+/* Part of one B panel of that GEMM from weight rows of one dtype: rows w,
+ * w + row_bytes, ... (cols of them, a multiple of 8), depths [0, kc) of
+ * each (w already at the block's first depth), decoded to f32 at
+ * dst[p·nr + jj] (nr a multiple of 8). */
+typedef void (*cpu_sgemm_pack_fn)(const void *w, int64_t row_bytes, int64_t cols, int64_t kc, int64_t nr,
+				  float *dst);
 
 /* The int8 GEMM (plugins/cpu/gemm/qgemm.c, layouts in gemm/qgemm.h): block
  * weights at large M, activations quantized to int8. The microkernel adds
@@ -188,6 +194,10 @@ struct cpu_cntx {
 	 * matmul runs its bf16 weights on it at large M when the context was
 	 * opened with GLLMK_OPEN_BF16_ACTIVATIONS (gemm/sgemm.h, bf16_pairs). */
 	cpu_sgemm_ukernel_fn bf16_ukernel;
+	/* Optional, per weight dtype (NULL: dequant_row, then the framework's
+	 * 4×4 transposes, gemm/pack.c): the B packer of matmul's f32 GEMM for
+	 * its whole groups of 8 weight rows. */
+	cpu_sgemm_pack_fn sgemm_pack_b[GLLMK_DTYPE_LIMIT];
 	/* Optional (mr 0): the int8 GEMM matmul takes at large M for the block
 	 * dtypes gemm/qgemm_pack.c can pack. */
 	struct cpu_qgemm_kernels qgemm;

@@ -457,11 +457,13 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 		g.b_cs = w_row_bytes / (int64_t)sizeof(float);
 	} else {
 		g.b_dequant = s->k->dequant_row[w->dtype];
+		g.b_pack = s->k->sgemm_pack_b[w->dtype];
 		g.b_dtype = w->dtype;
 		g.b_row_bytes = w_row_bytes;
 	}
 	if (w->dtype == GLLMK_BF16 && s->bf16_act) { /* x rounded, bf16 pairs: gemm/sgemm.h */
 		g.b_dequant = NULL;
+		g.b_pack = NULL;
 		g.bf16_pairs = 1;
 	}
 	st = cpu_sgemm_run(s, &g);

@@ -68,6 +68,12 @@ static const struct attn_case attn_cases[] = {
 	{ .tq = 7, .hq = 8, .hkv = 8, .d = 72, .dv = 100, .kv_len = 7, .f16 = 1, .causal = 1 },
 	{ .tq = 3, .hq = 16, .hkv = 2, .d = 80, .dv = 80, .kv_len = 513, .causal = 1, .extra = 5 },
 	{ .tq = 1, .hq = 12, .hkv = 4, .d = 40, .dv = 24, .kv_len = 777, .f16 = 1, .mask = MASK_RANDOM },
+	/* prompt shapes (8 queries or more: the CPU plugins' longer chunks),
+	 * with a chunk and a partial one, masks and pages */
+	{ .tq = 33, .hq = 8, .hkv = 2, .d = 64, .dv = 64, .kv_len = 300, .f16 = 1, .causal = 1, .paged = 1 },
+	{ .tq = 9, .hq = 4, .hkv = 1, .d = 80, .dv = 72, .kv_len = 513, .mask = MASK_RANDOM, .extra = 3 },
+	{ .tq = 8, .hq = 6, .hkv = 2, .d = 33, .dv = 33, .kv_len = 130, .f16 = 1, .causal = 1, .mask = MASK_TREE,
+	  .paged = 1 },
 };
 
 /* ------------------------------------------------------------ host data */

@@ -103,6 +103,11 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
  * packer (cpu_qgemm_kernels.pack_b_isc, which writes the same bytes in
  * one). */
 #define CPU_QGEMM_ISC_TRAILER(sb) ((1 + QK_K / (sb) / 2) * CPU_QGEMM_NR * 4)
+/* Byte offsets inside one 256's trailer: its 16 f16 d, its 16 f16 dmin,
+ * and the 16 32-bit (k_2j, k_2j+1) lanes of sub-block pair j. */
+#define CPU_QGEMM_ISC_D 0
+#define CPU_QGEMM_ISC_DMIN (2 * CPU_QGEMM_NR)
+#define CPU_QGEMM_ISC_KPAIRS(j) (4 * CPU_QGEMM_NR * (1 + (j)))
 
 /* X(dtype, DTYPE, sub-block, has a min, narrow class j (u ≤ 2^(4+j) − 1),
  * log2 c (0 with a min)) for every dtype with isc integers: their

@@ -386,7 +386,7 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
 {
 	typedef float f32_alias __attribute__((may_alias));
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(t);
-	const int64_t sb = f->sb, nsb = kc / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	const int64_t sb = f->sb, nsb = kc / sb, sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, f->has_min);
 	uint8_t u[CPU_QGEMM_KC_MAX];
 	float scale[CPU_QGEMM_KC_MAX / 16], off[CPU_QGEMM_KC_MAX / 16];
 

@@ -180,13 +180,13 @@ static inline void qgemm_isc_put(void *dst, int64_t kc, int sb, int has_min, int
 {
 	typedef int32_t i32_alias __attribute__((may_alias));
 	typedef uint16_t u16_alias __attribute__((may_alias));
-	const int64_t nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (has_min ? 8 : 4) * CPU_QGEMM_NR;
+	const int64_t nsub = QK_K / sb, sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, has_min);
 	uint8_t *tr = (uint8_t *)dst + kc / sb * sb_bytes + i * CPU_QGEMM_ISC_TRAILER(sb);
-	i32_alias *kpair = (i32_alias *)(tr + 4 * CPU_QGEMM_NR);
+	i32_alias *kpair = (i32_alias *)(tr + CPU_QGEMM_ISC_KPAIRS(0));
 
 	for (int64_t jj = 0; jj < CPU_QGEMM_NR; jj++) {
-		((u16_alias *)tr)[jj] = jj < rows ? v->d[jj] : 0;
-		((u16_alias *)tr)[CPU_QGEMM_NR + jj] = jj < rows ? v->dmin[jj] : 0;
+		((u16_alias *)(tr + CPU_QGEMM_ISC_D))[jj] = jj < rows ? v->d[jj] : 0;
+		((u16_alias *)(tr + CPU_QGEMM_ISC_DMIN))[jj] = jj < rows ? v->dmin[jj] : 0;
 	}
 	for (int64_t s = 0; s < nsub; s++) {
 		i32_alias *slot = (i32_alias *)((uint8_t *)dst + (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb);

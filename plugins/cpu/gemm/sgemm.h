@@ -21,6 +21,8 @@
  *   B(p, j) = b[p·b_rs + j·b_cs]                    when b_dequant is NULL
  *   B(p, j) = b_dequant(row j)[p], row j at (char *)b + j·b_row_bytes,
  *             a row of dtype b_dtype                  (matmul's weights w[N,K])
+ * b_pack (optional with b_dequant, cpu_cntx.sgemm_pack_b): packs B's
+ * panels 8 weight rows at a time, the framework the rows left over.
  *   C(i, j) = c[i·ldc + j]
  */
 struct cpu_sgemm {
@@ -30,6 +32,7 @@ struct cpu_sgemm {
 	const void *b;
 	int64_t b_rs, b_cs;
 	cpu_dequant_row_fn b_dequant;
+	cpu_sgemm_pack_fn b_pack;
 	int32_t b_dtype;
 	int64_t b_row_bytes;
 	float *c;

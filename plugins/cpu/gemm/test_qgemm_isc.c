@@ -57,9 +57,9 @@ static int check_block(const struct isc_case *c, const uint8_t *want, const uint
 		       int64_t i, int present)
 {
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
-	const int64_t sb = f->sb, nsub = QK_K / sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	const int64_t sb = f->sb, nsub = QK_K / sb, sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, f->has_min);
 	const uint8_t *trailer = got + kc / sb * sb_bytes + i * CPU_QGEMM_ISC_TRAILER(sb);
-	const uint16_t d16 = lane_u16(trailer, jj), dmin16 = lane_u16(trailer + 2 * CPU_QGEMM_NR, jj);
+	const uint16_t d16 = lane_u16(trailer + CPU_QGEMM_ISC_D, jj), dmin16 = lane_u16(trailer + CPU_QGEMM_ISC_DMIN, jj);
 	const float d = f16_to_f32(d16), dmin = f16_to_f32(dmin16);
 	int bad = 0;
 
@@ -67,7 +67,7 @@ static int check_block(const struct isc_case *c, const uint8_t *want, const uint
 		const int64_t at = (i * nsub + s) * sb_bytes + CPU_QGEMM_NR * sb;
 		const int32_t lanes = lane_i32(got + at, jj);
 		const int16_t sc = (int16_t)(lanes & 0xffff);
-		const int32_t pair = lane_i32(trailer + 4 * CPU_QGEMM_NR * (1 + s / 2), jj);
+		const int32_t pair = lane_i32(trailer + CPU_QGEMM_ISC_KPAIRS(s / 2), jj);
 		const int16_t k = (int16_t)(s % 2 ? (uint32_t)pair >> 16 : (uint32_t)pair & 0xffff);
 		const float scale = (float)sc * d, want_scale = lane_f32(want + at, jj);
 
@@ -96,7 +96,7 @@ static int check(const struct isc_case *c, int64_t rows, int64_t kc)
 {
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
 	const int64_t row_bytes = cpu_row_bytes(c->t, kc) + cpu_row_bytes(c->t, QK_K); /* longer than packed */
-	const int64_t sb = f->sb, sb_bytes = sb * CPU_QGEMM_NR + (f->has_min ? 8 : 4) * CPU_QGEMM_NR;
+	const int64_t sb = f->sb, sb_bytes = CPU_QGEMM_B_SB_BYTES(sb, f->has_min);
 	const int64_t len = kc / sb * sb_bytes, panel_bytes = len + kc / QK_K * CPU_QGEMM_ISC_TRAILER(sb);
 	uint8_t *w = malloc((size_t)(rows * row_bytes)), *want = malloc((size_t)panel_bytes),
 		*got = malloc((size_t)panel_bytes);

@@ -61,7 +61,7 @@ static int check(const struct case_ *c, int64_t rows, int64_t kc, int w_bias)
 {
 	const int64_t row_bytes = (kc / c->block + 1) * c->block_bytes;
 	const struct cpu_qgemm_format *f = cpu_qgemm_format(c->t);
-	const int64_t len = kc / f->sb * (f->sb + (f->has_min ? 8 : 4)) * CPU_QGEMM_NR +
+	const int64_t len = kc / f->sb * CPU_QGEMM_B_SB_BYTES(f->sb, f->has_min) +
 			    (w_bias < 0 ? kc / QK_K * CPU_QGEMM_ISC_TRAILER(f->sb) : 0);
 	const int64_t panel_bytes = len + 64; /* the 64 past it: left alone */
 	uint8_t *w = malloc((size_t)(rows * row_bytes)), *want = malloc((size_t)panel_bytes),
