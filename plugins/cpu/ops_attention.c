@@ -42,8 +42,8 @@
  * stay well inside L2), KV_CHUNK_PROMPT for one of PROMPT_QUERIES or more,
  * whose rows its queries share from the caches: the per-chunk work (row
  * tables, max, rescale, three kernel calls a head) spread over 4x the
- * tokens ran a 1B layer's 512-token causal attention 1.25x faster on Zen
- * 3, where the same chunks cut decode's KV read rate almost in half
+ * tokens ran a 1B layer's 512-token causal attention 1.095x faster on
+ * Zen 3, where the same chunks cut decode's KV read rate almost in half
  * (BENCHMARKS.md, "Session 20"). */
 #define KV_CHUNK 32
 #define KV_CHUNK_PROMPT 128
@@ -366,7 +366,10 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 	for (int64_t c = t0; c < t1; c += chunk) {
 		const int64_t n = t1 - c < chunk ? t1 - c : chunk;
 		const int64_t left = t1 - (c + n);
-		const int64_t next = left < chunk ? left : chunk;
+		/* a prompt's queries share the rows from the caches: no next
+		 * chunk to prefetch (its lists and the kernels' prefetch
+		 * cursors cost a 1B layer's prompt attention 8 %) */
+		const int64_t next = chunk == KV_CHUNK_PROMPT ? 0 : left < chunk ? left : chunk;
 
 		token_rows(j, sq, j->kt, c, n, g0, a->kbase, j->krow_bytes, c == t0);
 		token_rows(j, sq, j->vt, c, n, g0, a->vbase, j->vrow_bytes, c == t0);
