@@ -4,7 +4,8 @@
  * attention_ext is attention_varlen with one sequence (a contiguous or a
  * paged cache).
  *
- * A work item is one query of one sequence, a block of KV heads (with the
+ * A work item is one query of one sequence (in a prompt, PROMPT_BLOCK
+ * consecutive queries), a block of KV heads (with the
  * Hq/Hkv query heads of each, its GQA group) and a range of tokens. Tokens
  * are taken a chunk at a time (kv_chunk); for each KV head of the block, the chunk's
  * scores for the whole group (one kernel call), the score options (scale,
@@ -48,6 +49,11 @@
 #define KV_CHUNK 32
 #define KV_CHUNK_PROMPT 128
 #define PROMPT_QUERIES 8
+/* Queries a work item of a prompt (a sequence of PROMPT_QUERIES or more,
+ * one token range, no window): each chunk's K and V rows, read from L2 or
+ * L3, then serve PROMPT_BLOCK queries from L1, and its row tables are
+ * built once for them. */
+#define PROMPT_BLOCK 8
 #define SPLIT_MIN 256           /* tokens per split range, at least */
 #define ITEMS_PER_THREAD 2      /* what the split aims for, for balance */
 #define CACHE_LINE 64
@@ -59,6 +65,7 @@ struct attn_seq {
 	const int32_t *bt;              /* its block table row, NULL when contiguous */
 	int64_t lo, hi;                 /* the tokens some query of it sees */
 	int64_t n_split, split_len;     /* its token ranges */
+	int64_t qb;                     /* queries a work item: PROMPT_BLOCK or 1 */
 	int64_t item0;                  /* its first work item */
 	int64_t part0, pq0;             /* split-K: its first partial slot, its first merged query */
 };
@@ -106,13 +113,15 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* Carves the pieces of struct attn_acc out of p (p NULL: only sizes them). */
+/* Carves PROMPT_BLOCK struct attn_acc out of p (p NULL: only sizes them):
+ * each its own running state and scores, all the same row tables. */
 static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 {
-	const int64_t nh = j->hb * j->group;
+	const int64_t nh = j->hb * j->group, qb = PROMPT_BLOCK;
 	const int64_t sizes[] = {
-		nh * (int64_t)sizeof(double), nh * (int64_t)sizeof(float), nh * j->dv * (int64_t)sizeof(float),
-		nh * KV_CHUNK_PROMPT * (int64_t)sizeof(float), KV_CHUNK_PROMPT * (int64_t)sizeof(void *),
+		qb * nh * (int64_t)sizeof(double), qb * nh * (int64_t)sizeof(float),
+		qb * nh * j->dv * (int64_t)sizeof(float), qb * nh * KV_CHUNK_PROMPT * (int64_t)sizeof(float),
+		KV_CHUNK_PROMPT * (int64_t)sizeof(void *),
 		KV_CHUNK_PROMPT * (int64_t)sizeof(void *), (KV_CHUNK_PROMPT + j->hb) * (int64_t)sizeof(void *),
 		(KV_CHUNK_PROMPT + j->hb) * (int64_t)sizeof(void *), j->d * (int64_t)sizeof(float),
 		j->dv * (int64_t)sizeof(float), 2 * KV_CHUNK_PROMPT * (int64_t)sizeof(void *),
@@ -125,10 +134,12 @@ static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 		at[i] = p ? p + off : NULL;
 		off += round64(sizes[i]);
 	}
-	if (a)
-		*a = (struct attn_acc){ .sum = at[0], .mx = at[1], .acc = at[2], .s = at[3],
-					.krow = at[4], .vrow = at[5], .kpf = at[6], .vpf = at[7], .kf = at[8],
-					.vf = at[9], .kbase = at[10], .vbase = at[11] };
+	for (int64_t i = 0; a && i < qb; i++)
+		a[i] = (struct attn_acc){ .sum = (double *)at[0] + i * nh, .mx = (float *)at[1] + i * nh,
+					  .acc = (float *)at[2] + i * nh * j->dv,
+					  .s = (float *)at[3] + i * nh * KV_CHUNK_PROMPT, .krow = at[4], .vrow = at[5],
+					  .kpf = at[6], .vpf = at[7], .kf = at[8], .vf = at[9], .kbase = at[10],
+					  .vbase = at[11] };
 	return off;
 }
 
@@ -349,23 +360,28 @@ static void softmax_chunk(const struct attn_job *j, struct attn_acc *a, int64_t 
 	}
 }
 
-/* Query i of sq, KV heads [g0, g0 + hb), tokens [t0, t1): the state in a. */
-static void attend(const struct attn_job *j, struct attn_acc *a, const struct attn_seq *sq, int64_t i, int64_t g0,
-		   int64_t t0, int64_t t1)
+/* Queries [i, i + nq) of sq (nq 1, or up to qb with one t0 and each its
+ * own end: a causal prompt), KV heads [g0, g0 + hb), tokens [t0, t1[q]):
+ * query q's state in a[q]. A chunk's row tables are built once for them
+ * and its rows read by each in turn, from L1 after the first. */
+static void attend(const struct attn_job *j, struct attn_acc *a, const struct attn_seq *sq, int64_t i, int64_t nq,
+		   int64_t g0, int64_t t0, const int64_t *t1)
 {
-	const int64_t nh = j->hb * j->group, r = sq->q0 + i, pos = query_pos(sq, i);
-	const int64_t qs = j->q->stride[1] / (int64_t)sizeof(float);
-
-	for (int64_t h = 0; h < nh; h++) {
-		a->mx[h] = -INFINITY;
-		a->sum[h] = 0.0;
-	}
-	memset(a->acc, 0, (size_t)(nh * j->dv) * sizeof(float));
+	const int64_t nh = j->hb * j->group, qs = j->q->stride[1] / (int64_t)sizeof(float);
 	const int64_t chunk = sq->tq >= PROMPT_QUERIES ? KV_CHUNK_PROMPT : KV_CHUNK;
+	int64_t end = t0;
 
-	for (int64_t c = t0; c < t1; c += chunk) {
-		const int64_t n = t1 - c < chunk ? t1 - c : chunk;
-		const int64_t left = t1 - (c + n);
+	for (int64_t q = 0; q < nq; q++) {
+		for (int64_t h = 0; h < nh; h++) {
+			a[q].mx[h] = -INFINITY;
+			a[q].sum[h] = 0.0;
+		}
+		memset(a[q].acc, 0, (size_t)(nh * j->dv) * sizeof(float));
+		end = t1[q] > end ? t1[q] : end;
+	}
+	for (int64_t c = t0; c < end; c += chunk) {
+		const int64_t n = end - c < chunk ? end - c : chunk;
+		const int64_t left = end - (c + n);
 		/* a prompt's queries share the rows from the caches: no next
 		 * chunk to prefetch (its lists and the kernels' prefetch
 		 * cursors cost a 1B layer's prompt attention 8 %) */
@@ -377,22 +393,30 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 		token_rows(j, sq, j->vt, c + n, next, g0, a->vbase + n, j->vrow_bytes, !j->kern.accum);
 		for (int64_t g = g0; g < g0 + j->hb; g++) {
 			const int64_t h0 = (g - g0) * j->group;
-			const float *q = q_row(j, r, g * j->group);
-			float *s = a->s + h0 * KV_CHUNK_PROMPT, *acc = a->acc + h0 * j->dv;
 			const int64_t npf = ahead_rows(j, j->kt, a->kbase + n, next, g - g0, a->kpf);
 
 			ahead_rows(j, j->vt, a->vbase + n, next, g - g0, a->vpf);
 			head_rows(a->kbase, n, (g - g0) * head_stride(j->kt), a->krow);
 			head_rows(a->vbase, n, (g - g0) * head_stride(j->vt), a->vrow);
-			if (j->kern.scores)
-				j->kern.scores(s, KV_CHUNK_PROMPT, q, qs, j->group, a->krow, n, j->d, a->kpf, npf);
-			else
-				scores_rows(j, a, s, q, qs, n);
-			softmax_chunk(j, a, h0, g * j->group, r, pos, c, n);
-			if (j->kern.accum)
-				j->kern.accum(acc, j->dv, s, KV_CHUNK_PROMPT, j->group, a->vrow, n, j->dv, a->vpf, npf);
-			else
-				accum_rows(j, a, acc, s, n);
+			for (int64_t q = 0; q < nq; q++) {
+				const int64_t nt = clamp64(t1[q] - c, 0, n), r = sq->q0 + i + q;
+				const float *qr = q_row(j, r, g * j->group);
+				struct attn_acc *aq = &a[q];
+				float *sc = aq->s + h0 * KV_CHUNK_PROMPT, *acc = aq->acc + h0 * j->dv;
+
+				if (nt == 0)
+					continue;
+				if (j->kern.scores)
+					j->kern.scores(sc, KV_CHUNK_PROMPT, qr, qs, j->group, a->krow, nt, j->d, a->kpf, npf);
+				else
+					scores_rows(j, aq, sc, qr, qs, nt);
+				softmax_chunk(j, aq, h0, g * j->group, r, query_pos(sq, i + q), c, nt);
+				if (j->kern.accum)
+					j->kern.accum(acc, j->dv, sc, KV_CHUNK_PROMPT, j->group, a->vrow, nt, j->dv, a->vpf,
+						      npf);
+				else
+					accum_rows(j, aq, acc, sc, nt);
+			}
 		}
 	}
 }
@@ -444,40 +468,45 @@ static void attend_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct attn_job *j = arg;
 	const int64_t nh = j->hb * j->group;
-	struct attn_acc a;
+	struct attn_acc a[PROMPT_BLOCK];
 
-	carve(j, j->scratch + tid * j->scratch_bytes, &a);
+	carve(j, j->scratch + tid * j->scratch_bytes, a);
 	for (int64_t it = begin; it < end; it++) {
 		const struct attn_seq *sq = seq_of(j, it, 0);
-		const int64_t local = it - sq->item0;
-		const int64_t i0 = local / (j->n_hblk * sq->n_split);
+		const int64_t local = it - sq->item0, blocks = (sq->tq + sq->qb - 1) / sq->qb;
+		const int64_t b0 = local / (j->n_hblk * sq->n_split);
 		/* causal: a query's work grows with i, so the last queries go
 		 * first and the chunks claimed last are the light ones (a
 		 * 512-token prompt's attention 8-13 % faster on 2 threads:
 		 * the heaviest chunk had been the last, with one thread idle) */
-		const int64_t i = j->causal ? sq->tq - 1 - i0 : i0;
+		const int64_t i = (j->causal ? blocks - 1 - b0 : b0) * sq->qb;
+		const int64_t nq = sq->tq - i < sq->qb ? sq->tq - i : sq->qb;
 		const int64_t g0 = local / sq->n_split % j->n_hblk * j->hb;
 		const int64_t sp = local % sq->n_split;
 		const int64_t hq0 = g0 * j->group;
-		int64_t t0, t1;
+		int64_t t0 = 0, t1[PROMPT_BLOCK];
 
-		visible(j, sq, i, &t0, &t1);
-		t0 = clamp64(sq->lo + sp * sq->split_len, t0, t1);
-		t1 = clamp64(sq->lo + (sp + 1) * sq->split_len, t0, t1);
-		attend(j, &a, sq, i, g0, t0, t1);
-		for (int64_t h = 0; h < nh; h++) {
-			const float *acc = a.acc + h * j->dv;
-
-			if (sq->n_split > 1) {   /* keep the partial state for the merge */
-				float *p = j->partial + ((sq->part0 + i * sq->n_split + sp) * j->hq + hq0 + h) * (j->dv + 2);
-
-				p[0] = a.mx[h];
-				p[1] = (float)a.sum[h];
-				memcpy(p + 2, acc, (size_t)j->dv * sizeof(float));
-				continue;
-			}
-			finish(j, hq0 + h, a.mx[h], a.sum[h], acc, out_row(j, sq->q0 + i, hq0 + h));
+		for (int64_t q = 0; q < nq; q++) {      /* with qb > 1 every t0 is the same (no window) */
+			visible(j, sq, i + q, &t0, &t1[q]);
+			t0 = clamp64(sq->lo + sp * sq->split_len, t0, t1[q]);
+			t1[q] = clamp64(sq->lo + (sp + 1) * sq->split_len, t0, t1[q]);
 		}
+		attend(j, a, sq, i, nq, g0, t0, t1);
+		for (int64_t q = 0; q < nq; q++)
+			for (int64_t h = 0; h < nh; h++) {
+				const float *acc = a[q].acc + h * j->dv;
+
+				if (sq->n_split > 1) {   /* keep the partial state for the merge */
+					float *p = j->partial +
+						   ((sq->part0 + (i + q) * sq->n_split + sp) * j->hq + hq0 + h) * (j->dv + 2);
+
+					p[0] = a[q].mx[h];
+					p[1] = (float)a[q].sum[h];
+					memcpy(p + 2, acc, (size_t)j->dv * sizeof(float));
+					continue;
+				}
+				finish(j, hq0 + h, a[q].mx[h], a[q].sum[h], acc, out_row(j, sq->q0 + i + q, hq0 + h));
+			}
 	}
 }
 
@@ -542,7 +571,8 @@ static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 
 		seq[s].n_split = len > split_len ? (len + split_len - 1) / split_len : 1;
 		seq[s].split_len = seq[s].n_split > 1 ? split_len : (len > 0 ? len : 1);
-		items += seq[s].tq * seq[s].n_split;
+		seq[s].qb = seq[s].tq >= PROMPT_QUERIES && seq[s].n_split == 1 && j->window <= 0 ? PROMPT_BLOCK : 1;
+		items += (seq[s].tq + seq[s].qb - 1) / seq[s].qb * seq[s].n_split;
 	}
 	j->n_hblk = 1;
 	if (items < want && items > 0) {
@@ -561,7 +591,7 @@ static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 		seq[s].item0 = j->items;
 		seq[s].part0 = part;
 		seq[s].pq0 = pq;
-		j->items += seq[s].tq * j->n_hblk * seq[s].n_split;
+		j->items += (seq[s].tq + seq[s].qb - 1) / seq[s].qb * j->n_hblk * seq[s].n_split;
 		if (seq[s].n_split > 1) {
 			part += seq[s].tq * seq[s].n_split;
 			pq += seq[s].tq;

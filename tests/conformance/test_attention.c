@@ -74,6 +74,7 @@ static const struct attn_case attn_cases[] = {
 	{ .tq = 9, .hq = 4, .hkv = 1, .d = 80, .dv = 72, .kv_len = 513, .mask = MASK_RANDOM, .extra = 3 },
 	{ .tq = 8, .hq = 6, .hkv = 2, .d = 33, .dv = 33, .kv_len = 130, .f16 = 1, .causal = 1, .mask = MASK_TREE,
 	  .paged = 1 },
+	{ .tq = 19, .hq = 4, .hkv = 2, .d = 64, .dv = 64, .kv_len = 5, .f16 = 1, .causal = 1 }, /* 14 see nothing */
 };
 
 /* ------------------------------------------------------------ host data */
