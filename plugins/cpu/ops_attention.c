@@ -86,6 +86,7 @@ struct attn_job {
 	const struct attn_seq *seq;
 	int64_t n_seq, items, n_merge;
 	int64_t hb, n_hblk;             /* KV heads per item, blocks of them */
+	int64_t qb;                     /* the most queries an item of the call has */
 	char *scratch;                  /* per thread */
 	int64_t scratch_bytes;
 	float *partial;                 /* split-K: per (slot, head) max, sum, acc[dv] */
@@ -113,11 +114,11 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* Carves PROMPT_BLOCK struct attn_acc out of p (p NULL: only sizes them):
- * each its own running state and scores, all the same row tables. */
+/* Carves j->qb struct attn_acc out of p (p NULL: only sizes them): each
+ * its own running state and scores, all the same row tables. */
 static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 {
-	const int64_t nh = j->hb * j->group, qb = PROMPT_BLOCK;
+	const int64_t nh = j->hb * j->group, qb = j->qb;
 	const int64_t sizes[] = {
 		qb * nh * (int64_t)sizeof(double), qb * nh * (int64_t)sizeof(float),
 		qb * nh * j->dv * (int64_t)sizeof(float), qb * nh * KV_CHUNK_PROMPT * (int64_t)sizeof(float),
@@ -566,12 +567,14 @@ static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 		split_len = split_len > SPLIT_MIN ? split_len : SPLIT_MIN;
 		split_len = (split_len + KV_CHUNK - 1) / KV_CHUNK * KV_CHUNK;
 	}
+	j->qb = 1;
 	for (int64_t s = 0; s < j->n_seq; s++) {
 		const int64_t len = seq[s].hi - seq[s].lo;
 
 		seq[s].n_split = len > split_len ? (len + split_len - 1) / split_len : 1;
 		seq[s].split_len = seq[s].n_split > 1 ? split_len : (len > 0 ? len : 1);
 		seq[s].qb = seq[s].tq >= PROMPT_QUERIES && seq[s].n_split == 1 && j->window <= 0 ? PROMPT_BLOCK : 1;
+		j->qb = seq[s].qb > j->qb ? seq[s].qb : j->qb;
 		items += (seq[s].tq + seq[s].qb - 1) / seq[s].qb * seq[s].n_split;
 	}
 	j->n_hblk = 1;
