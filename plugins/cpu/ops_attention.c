@@ -7,7 +7,7 @@
  * A work item is one query of one sequence (in a prompt, PROMPT_BLOCK
  * consecutive queries), a block of KV heads (with the
  * Hq/Hkv query heads of each, its GQA group) and a range of tokens. Tokens
- * are taken a chunk at a time (kv_chunk); for each KV head of the block, the chunk's
+ * are taken a chunk at a time (KV_CHUNK, a prompt KV_CHUNK_PROMPT); for each KV head of the block, the chunk's
  * scores for the whole group (one kernel call), the score options (scale,
  * softcap, ALiBi, then the mask inside the softmax row kernels), the
  * chunk's max and one rescale of each head's running (max, sum, acc), the
