@@ -65,6 +65,7 @@ struct attn_seq {
 	const int32_t *bt;              /* its block table row, NULL when contiguous */
 	int64_t lo, hi;                 /* the tokens some query of it sees */
 	int64_t n_split, split_len;     /* its token ranges */
+	int64_t chunk;                  /* tokens a chunk: KV_CHUNK or KV_CHUNK_PROMPT */
 	int64_t qb;                     /* queries a work item: PROMPT_BLOCK or 1 */
 	int64_t item0;                  /* its first work item */
 	int64_t part0, pq0;             /* split-K: its first partial slot, its first merged query */
@@ -369,7 +370,7 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 		   int64_t g0, int64_t t0, const int64_t *t1)
 {
 	const int64_t nh = j->hb * j->group, qs = j->q->stride[1] / (int64_t)sizeof(float);
-	const int64_t chunk = sq->tq >= PROMPT_QUERIES ? KV_CHUNK_PROMPT : KV_CHUNK;
+	const int64_t chunk = sq->chunk;
 	int64_t end = t0;
 
 	for (int64_t q = 0; q < nq; q++) {
@@ -554,7 +555,7 @@ static void merge_task(void *arg, int64_t begin, int64_t end, int tid)
  * tokens a query sees split into ranges of split_len (whole chunks, at
  * least SPLIT_MIN) when a query sees more than the call's work per wanted
  * item; when even that is too few items, the KV heads divided. Fills each
- * sequence's n_split, item0, part0, pq0 and the job's items. */
+ * sequence's n_split, chunk, qb, item0, part0, pq0 and the job's items. */
 static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 {
 	const int64_t want = threads > 1 ? ITEMS_PER_THREAD * threads : 1;
@@ -570,10 +571,15 @@ static void choose_split(struct attn_job *j, struct attn_seq *seq, int threads)
 	j->qb = 1;
 	for (int64_t s = 0; s < j->n_seq; s++) {
 		const int64_t len = seq[s].hi - seq[s].lo;
+		/* the one place a sequence is judged a prompt: its chunk size,
+		 * and its query blocks where every query of a block starts at
+		 * the same token (one range, no window) */
+		const int prompt = seq[s].tq >= PROMPT_QUERIES;
 
 		seq[s].n_split = len > split_len ? (len + split_len - 1) / split_len : 1;
 		seq[s].split_len = seq[s].n_split > 1 ? split_len : (len > 0 ? len : 1);
-		seq[s].qb = seq[s].tq >= PROMPT_QUERIES && seq[s].n_split == 1 && j->window <= 0 ? PROMPT_BLOCK : 1;
+		seq[s].chunk = prompt ? KV_CHUNK_PROMPT : KV_CHUNK;
+		seq[s].qb = prompt && seq[s].n_split == 1 && j->window <= 0 ? PROMPT_BLOCK : 1;
 		j->qb = seq[s].qb > j->qb ? seq[s].qb : j->qb;
 		items += (seq[s].tq + seq[s].qb - 1) / seq[s].qb * seq[s].n_split;
 	}
