@@ -5,6 +5,9 @@
  *          position only), as llama-bench's pp test.
  *   tg<G>: G single-token steps from an empty cache, each sampled by argmax
  *          on the device and fed back, as a decode loop runs.
+ *   --depth D: both after D tokens already in the cache (llama-bench's -d):
+ *          the D tokens are prefilled once, untimed; each pp and tg then
+ *          writes the positions after them, so every rep sees the same cache.
  *   parallel (--parallel): aggregate decode tokens/s of 1, 8 and 64
  *          sequences at once (prompts of 1..128 tokens, different lengths,
  *          each prefilled alone), --tg packed steps of one token per
@@ -12,7 +15,8 @@
  * A warm-up of each comes first; the figures are the median, min and max of
  * --reps runs. The decode roofline is the memory bandwidth (bench_machine.c's
  * DRAM probe, or a GPU plugin's device copy where faster: bench_device.c,
- * the figures gllmk-bench reports) / weight bytes read per token. */
+ * the figures gllmk-bench reports) / bytes read per token: the weights and
+ * the K/V rows the tg steps' attention reads, on average. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,13 +66,14 @@ static double median_ratio(const double *a, const double *b, int n)
 	return med;
 }
 
-/* One prompt batch; returns tokens/s or a negative status. */
-static double time_pp(struct run_state *s, const int32_t *ids, int pp, gllmk_context *ctx, struct run_error *e)
+/* One prompt batch at position pos; returns tokens/s or a negative status. */
+static double time_pp(struct run_state *s, const int32_t *ids, int pp, int64_t pos, gllmk_context *ctx,
+		      struct run_error *e)
 {
 	double t0 = run_now_ms();
 	gllmk_status st;
 
-	if (run_forward(s, ids, pp, 0, e))
+	if (run_forward(s, ids, pp, pos, e))
 		return -1;
 	st = gllmk_sync(ctx);
 	if (st) {
@@ -78,14 +83,14 @@ static double time_pp(struct run_state *s, const int32_t *ids, int pp, gllmk_con
 	return pp * 1e3 / (run_now_ms() - t0);
 }
 
-static double time_tg(struct run_state *s, int32_t first, int tg, struct run_error *e)
+static double time_tg(struct run_state *s, int32_t first, int tg, int64_t pos, struct run_error *e)
 {
 	gllmk_sample_params argmax = { .temperature = 0.0f };
 	double t0 = run_now_ms();
 	int32_t id;
 
 	for (int i = 0; i < tg; i++) {
-		if (run_forward(s, i ? NULL : &first, 1, i, e) || run_sample(s, &argmax, 0.0f, &id, e))
+		if (run_forward(s, i ? NULL : &first, 1, pos + i, e) || run_sample(s, &argmax, 0.0f, &id, e))
 			return -1;
 	}
 	return tg * 1e3 / (run_now_ms() - t0);
@@ -119,7 +124,7 @@ static void peer_rep(struct gllmk_peer *peer, const struct run_opts *o, int thre
 
 	if (!p->ran)
 		return;
-	if (gllmk_peer_bench(peer, o->model, threads, o->pp, o->tg, 1, &one, p->why, sizeof(p->why))) {
+	if (gllmk_peer_bench(peer, o->model, threads, o->pp, o->tg, o->depth, 1, &one, p->why, sizeof(p->why))) {
 		p->ran = false;
 		return;
 	}
@@ -130,22 +135,41 @@ static void peer_rep(struct gllmk_peer *peer, const struct run_opts *o, int thre
 	p->r.reps++;
 }
 
+/* The --depth tokens, in batches of at most n_batch, untimed. */
+static int fill_depth(struct run_state *s, const int32_t *ids, const struct run_opts *o, int64_t n_batch,
+		      struct run_error *e)
+{
+	if (o->depth && !o->quiet)
+		fprintf(stderr, "gllmk-run: %d tokens of context first...\n", o->depth);
+	for (int64_t t = 0; t < o->depth; t += n_batch) {
+		const int64_t n = o->depth - t < n_batch ? o->depth - t : n_batch;
+
+		if (run_forward(s, ids + t, n, t, e))
+			return e->status;
+	}
+	return 0;
+}
+
 /* gllmk's reps, each followed by one of the peer's (with --peer): both see
  * the same minutes of a machine whose memory bandwidth drifts, and the
- * ratios are taken rep by rep (summarize). */
+ * ratios are taken rep by rep (summarize). ids: the depth's tokens, then
+ * the prompt's. */
 static int measure(struct run_state *s, gllmk_context *ctx, const struct run_opts *o, const int32_t *ids,
-		   struct bench_figs *f, int threads, struct peer_figs *p, struct run_error *e)
+		   int64_t n_batch, struct bench_figs *f, int threads, struct peer_figs *p, struct run_error *e)
 {
 	struct gllmk_peer *peer = open_peer(o, p);
-	int r = 0;
+	const int32_t *prompt = ids + o->depth;
+	const int64_t pos = o->depth;
+	int r = fill_depth(s, ids, o, n_batch, e);
 
-	if (time_pp(s, ids, o->pp, ctx, e) < 0 || time_tg(s, ids[0], 1, e) < 0)
+	if (!r && (time_pp(s, prompt, o->pp, pos, ctx, e) < 0 || time_tg(s, prompt[0], 1, pos, e) < 0))
 		r = e->status; /* warm-up */
 	if (!r && p->ran && !o->quiet)
 		fprintf(stderr, "gllmk-run: each rep followed by one of %s on the same file...\n", o->peer);
 	f->reps = o->reps;
 	for (int i = 0; !r && i < o->reps; i++) {
-		if ((f->pp[i] = time_pp(s, ids, o->pp, ctx, e)) < 0 || (f->tg[i] = time_tg(s, ids[0], o->tg, e)) < 0)
+		if ((f->pp[i] = time_pp(s, prompt, o->pp, pos, ctx, e)) < 0 ||
+		    (f->tg[i] = time_tg(s, prompt[0], o->tg, pos, e)) < 0)
 			r = e->status;
 		else
 			peer_rep(peer, o, threads, p);
@@ -239,11 +263,31 @@ struct bench_report {
 	struct par_figs par;
 	double peer_pp_med, peer_pp_min, peer_pp_max, peer_tg_med, peer_tg_min, peer_tg_max;
 	double pp_ratio, tg_ratio; /* medians of the rep-by-rep ratios */
+	double kv_bytes;           /* K/V bytes a tg step's attention reads, on average */
 };
+
+/* K/V bytes the attention of one decode step reads with ctx tokens in the
+ * cache: every layer's K and V rows of the tokens it sees (a sliding-window
+ * layer at most its window). */
+static double kv_bytes_read(const struct run_model *m, gllmk_dtype kv_type, double ctx)
+{
+	const struct run_hparams *hp = &m->hp;
+	uint64_t k = 0, v = 0;
+	double bytes = 0.0;
+
+	if (gllmk_dtype_row_bytes(kv_type, hp->head_dim, &k) || gllmk_dtype_row_bytes(kv_type, hp->head_dim_v, &v))
+		return 0.0; /* a head size the cache type cannot hold: run_state_new refused it already */
+	for (int64_t il = 0; il < hp->n_layer; il++) {
+		const double seen = run_layer_is_local(hp, il) && ctx > (double)hp->n_swa ? (double)hp->n_swa : ctx;
+
+		bytes += seen * (double)hp->n_head_kv * (double)(k + v);
+	}
+	return bytes;
+}
 
 static double roofline(const struct bench_report *b)
 {
-	return bench_memory_limit(&b->lim) * 1e9 / (double)b->m->weight_bytes_per_token;
+	return bench_memory_limit(&b->lim) * 1e9 / ((double)b->m->weight_bytes_per_token + b->kv_bytes);
 }
 
 static void print_table(const struct bench_report *b)
@@ -276,7 +320,12 @@ static void print_table(const struct bench_report *b)
 			printf("  %lld seq %.2f t/s", (long long)PAR_SEQS[i], b->par.tg[i]);
 		printf("  (aggregate decode)\n");
 	}
-	printf("(pp = %d-token prompt, tg = %d decode steps)\n", o->pp, o->tg);
+	if (o->depth)
+		printf("(pp = %d-token prompt, tg = %d decode steps, each after %d tokens of context; the roofline "
+		       "counts %.1f MiB of K/V a step)\n",
+		       o->pp, o->tg, o->depth, b->kv_bytes / (1 << 20));
+	else
+		printf("(pp = %d-token prompt, tg = %d decode steps)\n", o->pp, o->tg);
 	if (o->peer && !b->peer.ran)
 		printf("peer: %s\n", b->peer.why);
 }
@@ -325,10 +374,12 @@ static void print_json(const struct bench_report *b)
 	json_key(stdout, &first, "reps"), printf("%d", o->reps);
 	json_key(stdout, &first, "pp_tokens"), printf("%d", o->pp);
 	json_key(stdout, &first, "tg_tokens"), printf("%d", o->tg);
+	json_key(stdout, &first, "depth"), printf("%d", o->depth);
 	json_num("pp_tokens_per_s", b->pp_med, &first), json_num("pp_min", b->pp_min, &first);
 	json_num("pp_max", b->pp_max, &first), json_num("tg_tokens_per_s", b->tg_med, &first);
 	json_num("tg_min", b->tg_min, &first), json_num("tg_max", b->tg_max, &first);
 	json_key(stdout, &first, "weight_bytes_per_token"), printf("%llu", (unsigned long long)b->m->weight_bytes_per_token);
+	json_num("kv_bytes_per_token", b->kv_bytes, &first);
 	json_num("dram_gbps", b->lim.dram, &first);
 	json_num("device_copy_gbps", b->lim.device_copy, &first);
 	json_num("roofline_tg_tokens_per_s", roofline(b), &first);
@@ -381,17 +432,25 @@ int bench_run(const struct run_model *m, gllmk_context *ctx, const struct run_op
 	struct bench_report b = { .m = m, .plugin = gllmk_context_plugin(ctx), .o = o };
 	struct bench_figs f = { 0 };
 	struct run_state *s = NULL;
-	int32_t *ids = random_ids(o->pp, m->hp.n_vocab);
+	int32_t *ids = random_ids(o->depth + o->pp, m->hp.n_vocab);
+	/* the depth goes in batches of up to 512 tokens, or of the prompt's size */
+	int64_t n_batch = o->depth < 512 ? o->depth : 512;
 	int r;
 
+	n_batch = n_batch > o->pp ? n_batch : o->pp;
 	b.threads = o->threads ? o->threads : run_default_threads();
+	b.kv_bytes = kv_bytes_read(m, o->kv_type, o->depth + 0.5 * (o->tg + 1));
 	if (!ids)
 		return run_fail(e, RUN_E_GLLMK, "out of memory");
-	r = run_state_new(m, ctx, &(struct run_state_opts){ .n_ctx = o->pp + o->tg, .n_batch = o->pp, .kv_type = o->kv_type }, &s, e);
+	r = run_state_new(m, ctx,
+			  &(struct run_state_opts){ .n_ctx = (int64_t)o->depth + o->pp + o->tg, .n_batch = n_batch,
+						    .kv_type = o->kv_type },
+			  &s, e);
 	if (!r && !o->quiet)
-		fprintf(stderr, "gllmk-run: pp%d and tg%d on %s, %d reps...\n", o->pp, o->tg, b.plugin, o->reps);
+		fprintf(stderr, "gllmk-run: pp%d and tg%d%s on %s, %d reps...\n", o->pp, o->tg,
+			o->depth ? " after the context" : "", b.plugin, o->reps);
 	if (!r)
-		r = measure(s, ctx, o, ids, &f, b.threads, &b.peer, e);
+		r = measure(s, ctx, o, ids, n_batch, &f, b.threads, &b.peer, e);
 	run_state_free(s);
 	free(ids);
 	if (!r && o->parallel)

@@ -39,6 +39,7 @@ static const char USAGE[] =
 	"      --bench            pp and tg benchmark (llama-bench style), with the roofline\n"
 	"      --reps R           benchmark repetitions (default 5)\n"
 	"      --pp P --tg G      benchmark prompt and generated tokens (default 512, 128)\n"
+	"      --depth D          benchmark with D tokens already in the cache (default 0)\n"
 	"      --peer llama.cpp   run the same benchmark on llama.cpp (scripts/install-peers)\n"
 	"      --info             print the model's metadata and tensors, then exit\n"
 	"      --json             one JSON document on stdout\n"
@@ -84,7 +85,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP, O_BF16_ACT };
+       O_PP, O_TG, O_DEPTH, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP, O_BF16_ACT };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -96,6 +97,7 @@ static const struct option LONG_OPTS[] = {
 	{ "logits", required_argument, NULL, O_LOGITS },   { "bench", no_argument, NULL, O_BENCH },
 	{ "reps", required_argument, NULL, O_REPS },	   { "pp", required_argument, NULL, O_PP },
 	{ "tg", required_argument, NULL, O_TG },	   { "peer", required_argument, NULL, O_PEER },
+	{ "depth", required_argument, NULL, O_DEPTH },
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
 	{ "kv-type", required_argument, NULL, O_KV_TYPE }, { "parallel", required_argument, NULL, O_PARALLEL },
 	{ "mmap", no_argument, NULL, O_MMAP },		   { "quiet", no_argument, NULL, 'q' },
@@ -140,6 +142,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_REPS: r = parse_i64(arg, "--reps", 1, 32, &v, e), o->reps = (int)v; break;
 	case O_PP: r = parse_i64(arg, "--pp", 1, 1 << 16, &v, e), o->pp = (int)v; break;
 	case O_TG: r = parse_i64(arg, "--tg", 1, 1 << 16, &v, e), o->tg = (int)v; break;
+	case O_DEPTH: r = parse_i64(arg, "--depth", 0, 1 << 20, &v, e), o->depth = (int)v; break;
 	case O_PEER: o->peer = arg; break;
 	case O_INFO: o->info = true; break;
 	case O_JSON: o->json = true; break;
@@ -181,6 +184,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, struct run_erro
 		return run_fail(e, RUN_E_BAD_INPUT, "--peer '%s': the only peer is llama.cpp", o->peer);
 	if (o->peer && !o->bench)
 		return run_fail(e, RUN_E_BAD_INPUT, "--peer needs --bench");
+	if (o->depth && !o->bench)
+		return run_fail(e, RUN_E_BAD_INPUT, "--depth needs --bench");
 	if (o->parallel && o->temp > 0.0f)
 		return run_fail(e, RUN_E_BAD_INPUT, "--parallel samples by argmax: --temp must be 0");
 	return 0;

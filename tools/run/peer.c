@@ -3,12 +3,13 @@
  * scripts/install-peers from tools/run/peer_llamacpp.c against the llama.h of
  * the installed llama-cpp-python and exports one function with plain C types:
  *
- *   int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads,
- *       int n_pp, int n_tg, int reps, double *pp_tokens_per_s,
+ *   int gllmk_peer_llamacpp_bench_v2(const char *model_path, int n_threads,
+ *       int n_pp, int n_tg, int n_depth, int reps, double *pp_tokens_per_s,
  *       double *tg_tokens_per_s, char *version, size_t version_len,
  *       char *err, size_t errlen);
  *
- * A new contract gets a new name (_v2), so a stale shim is refused by name.
+ * A new contract gets a new name (_v2 added n_depth to _v1), so a stale shim
+ * is refused by name.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef int (*llamacpp_bench_v1_fn)(const char *model_path, int n_threads, int n_pp, int n_tg, int reps,
+typedef int (*llamacpp_bench_v2_fn)(const char *model_path, int n_threads, int n_pp, int n_tg, int n_depth, int reps,
 				    double *pp_tokens_per_s, double *tg_tokens_per_s, char *version,
 				    size_t version_len, char *err, size_t errlen);
 
@@ -30,7 +31,7 @@ struct gllmk_peer {
 	void *lib;
 	char name[32];
 	char path[4096];
-	llamacpp_bench_v1_fn bench_v1;
+	llamacpp_bench_v2_fn bench_v2;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -142,9 +143,9 @@ struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint, c
 			why ? why : "dlopen failed");
 		return NULL;
 	}
-	sym = dlsym(lib, "gllmk_peer_llamacpp_bench_v1");
+	sym = dlsym(lib, "gllmk_peer_llamacpp_bench_v2");
 	if (!sym) {
-		set_err(err, errlen, "llama.cpp peer %s has no gllmk_peer_llamacpp_bench_v1 (rerun scripts/install-peers)",
+		set_err(err, errlen, "llama.cpp peer %s has no gllmk_peer_llamacpp_bench_v2 (rerun scripts/install-peers)",
 			path);
 		dlclose(lib);
 		return NULL;
@@ -159,11 +160,12 @@ struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint, c
 	snprintf(p->name, sizeof(p->name), "llama.cpp");
 	snprintf(p->path, sizeof(p->path), "%s", path);
 	/* ISO C has no function-pointer cast from void *; POSIX guarantees it. */
-	memcpy(&p->bench_v1, &sym, sizeof(p->bench_v1));
+	memcpy(&p->bench_v2, &sym, sizeof(p->bench_v2));
 	return p;
 }
 
-int gllmk_peer_bench(struct gllmk_peer *p, const char *model_path, int n_threads, int n_pp, int n_tg, int reps,
+int gllmk_peer_bench(struct gllmk_peer *p, const char *model_path, int n_threads, int n_pp, int n_tg, int n_depth,
+		     int reps,
 		     struct gllmk_peer_result *out, char *err, size_t errlen)
 {
 	char version[64] = "";
@@ -173,16 +175,17 @@ int gllmk_peer_bench(struct gllmk_peer *p, const char *model_path, int n_threads
 		set_err(err, errlen, "gllmk_peer_bench: NULL argument");
 		return -1;
 	}
-	if (n_threads <= 0 || n_pp < 0 || n_tg < 0 || reps < 1 || reps > GLLMK_PEER_MAX_REPS) {
-		set_err(err, errlen, "gllmk_peer_bench: bad arguments (threads %d, pp %d, tg %d, reps %d; 1..%d reps)",
-			n_threads, n_pp, n_tg, reps, GLLMK_PEER_MAX_REPS);
+	if (n_threads <= 0 || n_pp < 0 || n_tg < 0 || n_depth < 0 || reps < 1 || reps > GLLMK_PEER_MAX_REPS) {
+		set_err(err, errlen,
+			"gllmk_peer_bench: bad arguments (threads %d, pp %d, tg %d, depth %d, reps %d; 1..%d reps)",
+			n_threads, n_pp, n_tg, n_depth, reps, GLLMK_PEER_MAX_REPS);
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", p->name);
 	if (err && errlen)
 		err[0] = '\0';
-	rc = p->bench_v1(model_path, n_threads, n_pp, n_tg, reps, out->pp_tokens_per_s, out->tg_tokens_per_s,
+	rc = p->bench_v2(model_path, n_threads, n_pp, n_tg, n_depth, reps, out->pp_tokens_per_s, out->tg_tokens_per_s,
 			 version, sizeof(version), err, errlen);
 	if (rc != 0) {
 		if (err && errlen && !err[0])

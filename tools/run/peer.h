@@ -9,7 +9,8 @@
  *
  * Only "llama.cpp" exists: llama.cpp as shipped by llama-cpp-python, run as
  * its llama-bench runs pp<n_pp> and tg<n_tg> (one warm-up, then per rep: an
- * empty KV cache, the timed prompt batch or the timed single-token decodes).
+ * empty KV cache, or one holding n_depth tokens as llama-bench -d, then the
+ * timed prompt batch or the timed single-token decodes).
  */
 #ifndef GLLMK_RUN_PEER_H
 #define GLLMK_RUN_PEER_H
@@ -38,10 +39,11 @@ struct gllmk_peer *gllmk_peer_open(const char *name, const char *top_dir_hint,
                                    char *err, size_t errlen);
 
 /* Runs pp n_pp and tg n_tg, reps times each (1 <= reps <= GLLMK_PEER_MAX_REPS),
- * on model_path with n_threads threads (> 0). Fills *out. 0 success; -1 with
- * err set. Prints nothing unless GLLMK_PEER_VERBOSE is set (llama.cpp's log). */
+ * on model_path with n_threads threads (> 0), each after n_depth tokens of
+ * context (>= 0; prefilled once a test, untimed). Fills *out. 0 success; -1
+ * with err set. Prints nothing unless GLLMK_PEER_VERBOSE is set (llama.cpp's log). */
 int gllmk_peer_bench(struct gllmk_peer *p, const char *model_path, int n_threads,
-                     int n_pp, int n_tg, int reps, struct gllmk_peer_result *out,
+                     int n_pp, int n_tg, int n_depth, int reps, struct gllmk_peer_result *out,
                      char *err, size_t errlen);
 
 void gllmk_peer_close(struct gllmk_peer *p);

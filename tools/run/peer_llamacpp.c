@@ -52,8 +52,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, int n_pp, int n_tg, int reps,
-					double *pp_tokens_per_s, double *tg_tokens_per_s, char *version,
+EXPORT int gllmk_peer_llamacpp_bench_v2(const char *model_path, int n_threads, int n_pp, int n_tg, int n_depth,
+					int reps, double *pp_tokens_per_s, double *tg_tokens_per_s, char *version,
 					size_t version_len, char *err, size_t errlen);
 
 typedef struct ggml_threadpool *(*threadpool_new_fn)(struct ggml_threadpool_params *params);
@@ -179,18 +179,36 @@ static int test_gen(struct bench_ctx *bc, int n_gen, char *err, size_t errlen)
 	return 0;
 }
 
+/* The cache back to its first n_depth tokens: empty, or the depth's
+ * prompt once (llama-bench's -d), whose positions the timed runs follow. */
+static int reset_to_depth(struct bench_ctx *bc, int n_depth, int *have_depth, char *err, size_t errlen)
+{
+	llama_memory_t mem = llama_get_memory(bc->ctx);
+
+	if (n_depth == 0 || !*have_depth) {
+		llama_memory_clear(mem, false);
+		*have_depth = n_depth > 0;
+		return n_depth > 0 ? test_prompt(bc, n_depth, err, errlen) : 0;
+	}
+	if (!llama_memory_seq_rm(mem, 0, n_depth, -1)) {
+		set_err(err, errlen, "llama.cpp: llama_memory_seq_rm of the tokens after the depth %d failed", n_depth);
+		return -1;
+	}
+	return 0;
+}
+
 /* One llama-bench test (n_prompt tokens, or n_gen tokens) on a fresh context:
- * warm-up, then reps timed runs, each from an empty KV cache. */
-static int run_test(struct llama_model *model, int n_threads, int n_prompt, int n_gen, int reps, double *tps,
-		    threadpool_new_fn tp_new, threadpool_free_fn tp_free, char *err, size_t errlen)
+ * warm-up, then reps timed runs, each from a cache of n_depth tokens. */
+static int run_test(struct llama_model *model, int n_threads, int n_prompt, int n_gen, int n_depth, int reps,
+		    double *tps, threadpool_new_fn tp_new, threadpool_free_fn tp_free, char *err, size_t errlen)
 {
 	struct llama_context_params cparams = llama_context_default_params();
 	struct ggml_threadpool_params tpp;
 	struct ggml_threadpool *tp;
 	struct bench_ctx bc;
-	int r, rc = -1;
+	int r, rc = -1, have_depth = 0;
 
-	cparams.n_ctx = (uint32_t)(n_prompt + n_gen);
+	cparams.n_ctx = (uint32_t)(n_depth + n_prompt + n_gen);
 	cparams.n_batch = 2048;
 	cparams.n_ubatch = 512;
 	cparams.n_threads = n_threads;
@@ -206,7 +224,7 @@ static int run_test(struct llama_model *model, int n_threads, int n_prompt, int 
 	memset(&bc, 0, sizeof(bc));
 	bc.ctx = llama_init_from_model(model, cparams);
 	if (!bc.ctx) {
-		set_err(err, errlen, "llama.cpp: llama_init_from_model failed (n_ctx %d)", n_prompt + n_gen);
+		set_err(err, errlen, "llama.cpp: llama_init_from_model failed (n_ctx %d)", n_depth + n_prompt + n_gen);
 		return -1;
 	}
 	bc.vocab = llama_model_get_vocab(model);
@@ -227,7 +245,8 @@ static int run_test(struct llama_model *model, int n_threads, int n_prompt, int 
 		goto out;
 	}
 	llama_attach_threadpool(bc.ctx, tp, NULL);
-	llama_memory_clear(llama_get_memory(bc.ctx), false);
+	if (reset_to_depth(&bc, n_depth, &have_depth, err, errlen) != 0)
+		goto out;
 
 	/* warm-up, as llama-bench */
 	if (n_prompt > 0 && test_prompt(&bc, n_prompt, err, errlen) != 0)
@@ -238,7 +257,8 @@ static int run_test(struct llama_model *model, int n_threads, int n_prompt, int 
 	for (r = 0; r < reps; r++) {
 		double t0, t;
 
-		llama_memory_clear(llama_get_memory(bc.ctx), false);
+		if (reset_to_depth(&bc, n_depth, &have_depth, err, errlen) != 0)
+			goto out;
 		t0 = now_s();
 		if (n_prompt > 0 && test_prompt(&bc, n_prompt, err, errlen) != 0)
 			goto out;
@@ -256,8 +276,8 @@ out:
 	return rc;
 }
 
-EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, int n_pp, int n_tg, int reps,
-					double *pp_tokens_per_s, double *tg_tokens_per_s, char *version,
+EXPORT int gllmk_peer_llamacpp_bench_v2(const char *model_path, int n_threads, int n_pp, int n_tg, int n_depth,
+					int reps, double *pp_tokens_per_s, double *tg_tokens_per_s, char *version,
 					size_t version_len, char *err, size_t errlen)
 {
 	static int initialized;
@@ -273,7 +293,7 @@ EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, i
 
 	if (version && version_len)
 		snprintf(version, version_len, "%s", GLLMK_PEER_VERSION);
-	if (!model_path || n_threads <= 0 || n_pp < 0 || n_tg < 0 || reps < 1 || !pp_tokens_per_s ||
+	if (!model_path || n_threads <= 0 || n_pp < 0 || n_tg < 0 || n_depth < 0 || reps < 1 || !pp_tokens_per_s ||
 	    !tg_tokens_per_s) {
 		set_err(err, errlen, "llama.cpp peer: bad arguments");
 		return -1;
@@ -319,9 +339,9 @@ EXPORT int gllmk_peer_llamacpp_bench_v1(const char *model_path, int n_threads, i
 	}
 	rc = 0;
 	if (n_pp > 0)
-		rc = run_test(model, n_threads, n_pp, 0, reps, pp_tokens_per_s, tp_new, tp_free, err, errlen);
+		rc = run_test(model, n_threads, n_pp, 0, n_depth, reps, pp_tokens_per_s, tp_new, tp_free, err, errlen);
 	if (rc == 0 && n_tg > 0)
-		rc = run_test(model, n_threads, 0, n_tg, reps, tg_tokens_per_s, tp_new, tp_free, err, errlen);
+		rc = run_test(model, n_threads, 0, n_tg, n_depth, reps, tg_tokens_per_s, tp_new, tp_free, err, errlen);
 	llama_model_free(model);
 	return rc;
 }

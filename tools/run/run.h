@@ -18,6 +18,7 @@ struct run_opts {
 	uint64_t seed;
 	int threads;
 	int reps, pp, tg; /* --bench */
+	int depth;        /* --bench --depth: tokens in the cache before pp and tg */
 	int64_t parallel; /* --parallel N: N sequences through the paged cache (0: off) */
 	bool bench, info, json, quiet;
 	bool mmap; /* --mmap: CPU plugins wrap the file's mapping */
