@@ -55,11 +55,11 @@
 	.dequant_row[GLLMK_F16] = avx2_dequant_row_f16, .quant_row[GLLMK_F16] = avx2_quant_row_f16, \
 	.dequant_row[GLLMK_BF16] = avx2_dequant_row_bf16, .quant_row[GLLMK_BF16] = avx2_quant_row_bf16, \
 	.axpy_f32 = avx2_axpy_f32, .axpy_f16 = avx2_axpy_f16, .dot_f32_f16 = avx2_dot_f32_f16, \
-	.attn[GLLMK_F32] = { avx2_attn_scores_f32, avx2_attn_accum_f32 }, \
-	.attn[GLLMK_F16] = { avx2_attn_scores_f16, avx2_attn_accum_f16 }, \
-	.attn[GLLMK_BF16] = { avx2_attn_scores_bf16, avx2_attn_accum_bf16 }, \
-	.attn[GLLMK_Q8_0] = { avx2_attn_scores_q8_0, avx2_attn_accum_q8_0 }, \
-	.attn[GLLMK_Q4_0] = { avx2_attn_scores_q4_0, avx2_attn_accum_q4_0 }, \
+	.attn[GLLMK_F32] = SIMD_ATTN_KERNELS(avx2, f32), \
+	.attn[GLLMK_F16] = SIMD_ATTN_KERNELS(avx2, f16), \
+	.attn[GLLMK_BF16] = SIMD_ATTN_KERNELS(avx2, bf16), \
+	.attn[GLLMK_Q8_0] = SIMD_ATTN_KERNELS(avx2, q8_0), \
+	.attn[GLLMK_Q4_0] = SIMD_ATTN_KERNELS(avx2, q4_0), \
 	.matmul[GLLMK_F32] = { GLLMK_F32, avx2_vec_dot_f32, avx2_vec_dot_rows_f32, DOT_FLOAT_ROWS,         \
 			       avx2_vec_dot_tile_f32, DOT_FLOAT_X_ROWS_avx2 },                         \
 	.matmul[GLLMK_F16] = { GLLMK_F32, avx2_vec_dot_f16, avx2_vec_dot_rows_f16, DOT_FLOAT_ROWS,         \

@@ -51,11 +51,11 @@
 	.dequant_row[GLLMK_F16] = avx512_dequant_row_f16, .quant_row[GLLMK_F16] = avx512_quant_row_f16, \
 	.dequant_row[GLLMK_BF16] = avx512_dequant_row_bf16, .quant_row[GLLMK_BF16] = avx512_quant_row_bf16, \
 	.axpy_f32 = avx512_axpy_f32, .axpy_f16 = avx512_axpy_f16, .dot_f32_f16 = avx512_dot_f32_f16, \
-	.attn[GLLMK_F32] = { avx512_attn_scores_f32, avx512_attn_accum_f32 }, \
-	.attn[GLLMK_F16] = { avx512_attn_scores_f16, avx512_attn_accum_f16 }, \
-	.attn[GLLMK_BF16] = { avx512_attn_scores_bf16, avx512_attn_accum_bf16 }, \
-	.attn[GLLMK_Q8_0] = { avx512_attn_scores_q8_0, avx512_attn_accum_q8_0 }, \
-	.attn[GLLMK_Q4_0] = { avx512_attn_scores_q4_0, avx512_attn_accum_q4_0 }, \
+	.attn[GLLMK_F32] = SIMD_ATTN_KERNELS(avx512, f32), \
+	.attn[GLLMK_F16] = SIMD_ATTN_KERNELS(avx512, f16), \
+	.attn[GLLMK_BF16] = SIMD_ATTN_KERNELS(avx512, bf16), \
+	.attn[GLLMK_Q8_0] = SIMD_ATTN_KERNELS(avx512, q8_0), \
+	.attn[GLLMK_Q4_0] = SIMD_ATTN_KERNELS(avx512, q4_0), \
 	.matmul[GLLMK_F32] = { GLLMK_F32, avx512_vec_dot_f32, avx512_vec_dot_rows_f32, DOT_FLOAT_ROWS,     \
 			       avx512_vec_dot_tile_f32, DOT_FLOAT_X_ROWS_avx512 },                     \
 	.matmul[GLLMK_F16] = { GLLMK_F32, avx512_vec_dot_f16, avx512_vec_dot_rows_f16, DOT_FLOAT_ROWS,     \

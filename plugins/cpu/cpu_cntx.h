@@ -87,12 +87,21 @@ struct cpu_matmul_kernel {
 	int x_rows;
 };
 
-/* Attention's chunk kernels (struct cpu_cntx, attn). */
+/* Attention's chunk kernels (struct cpu_cntx, attn). scores_t (optional):
+ * a prompt's scores s[r][t] = q_r · k_t of `rows` query rows against the n
+ * rows k, the query rows given as a panel qt[e·rp + r] (rp a multiple of
+ * CPU_ATTN_ST_ROWS, rows rows..rp zero: a kernel may read them), kbuf
+ * scratch of CPU_ATTN_ST_TOKENS·d floats; pf[t] (NULL: none), pf_bytes
+ * each, prefetched as token t is reached (the chunk's V rows). */
+#define CPU_ATTN_ST_TOKENS 6
+#define CPU_ATTN_ST_ROWS 16     /* every plugin's vector width divides it */
 struct cpu_attn_kernel {
 	void (*scores)(float *s, int64_t ss, const float *q, int64_t qs, int64_t nh, const void *const *k,
 		       int64_t n, int64_t d, const void *const *pf, int64_t npf);
 	void (*accum)(float *acc, int64_t as, const float *p, int64_t ps, int64_t nh, const void *const *v,
 		      int64_t n, int64_t dv, const void *const *pf, int64_t npf);
+	void (*scores_t)(float *const *s, int64_t rows, const float *qt, int64_t rp, const void *const *k,
+			 int64_t n, int64_t d, float *kbuf, const void *const *pf, int64_t pf_bytes);
 };
 
 /* The f32 GEMM microkernel (BLIS): C[mr×nr] = alpha·Apanel·Bpanel + beta·C

@@ -12,8 +12,11 @@
  * softcap, ALiBi, then the mask inside the softmax row kernels), the
  * chunk's max and one rescale of each head's running (max, sum, acc), the
  * weights exp(s - max), then the weighted V rows added for the whole group
- * (one kernel call). The chunk kernels (cpu_cntx.h, attn) read each K and
- * V row once per group, in place, decoding f16/bf16/q8_0/q4_0 in registers;
+ * (one kernel call); a prompt's block of queries has the scores of all
+ * its queries × the group's heads in one call (scores_t, the queries as a
+ * panel built once per work item). The chunk kernels (cpu_cntx.h, attn)
+ * read each K and V row once per group, in place, decoding
+ * f16/bf16/q8_0/q4_0 in registers;
  * without them the framework composes the row kernels. Causal and window
  * only bound the token range a query walks. No Tq×Tkv matrix exists
  * anywhere.
@@ -103,7 +106,19 @@ struct attn_acc {
 	const void **kpf, **vpf;        /* [KV_CHUNK_PROMPT + hb] rows to prefetch */
 	const char **kbase, **vbase;    /* [2·KV_CHUNK_PROMPT] KV head g0's rows: the chunk's, the next's */
 	float *kf, *vf; /* a K and a V row decoded to f32 (fallback) */
+	/* scores_t: the item's query rows as panels [hb][d][rp], their
+	 * score rows [qb·group], the kernel's decoded K rows */
+	float *qt, *kbuf;
+	float **srow;
 };
+
+/* Rows of a scores_t panel: qb queries × the group's heads, rounded up. */
+static int64_t panel_rows(const struct attn_job *j)
+{
+	const int64_t r = j->qb * j->group;
+
+	return (r + CPU_ATTN_ST_ROWS - 1) / CPU_ATTN_ST_ROWS * CPU_ATTN_ST_ROWS;
+}
 
 static int64_t round64(int64_t x)
 {
@@ -128,6 +143,9 @@ static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 		(KV_CHUNK_PROMPT + j->hb) * (int64_t)sizeof(void *), j->d * (int64_t)sizeof(float),
 		j->dv * (int64_t)sizeof(float), 2 * KV_CHUNK_PROMPT * (int64_t)sizeof(void *),
 		2 * KV_CHUNK_PROMPT * (int64_t)sizeof(void *),
+		j->qb > 1 ? j->hb * j->d * panel_rows(j) * (int64_t)sizeof(float) : 0,
+		j->qb > 1 ? CPU_ATTN_ST_TOKENS * j->d * (int64_t)sizeof(float) : 0,
+		j->qb > 1 ? qb * j->group * (int64_t)sizeof(float *) : 0,
 	};
 	void *at[sizeof(sizes) / sizeof(sizes[0])];
 	int64_t off = 0;
@@ -141,7 +159,7 @@ static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 					  .acc = (float *)at[2] + i * nh * j->dv,
 					  .s = (float *)at[3] + i * nh * KV_CHUNK_PROMPT, .krow = at[4], .vrow = at[5],
 					  .kpf = at[6], .vpf = at[7], .kf = at[8], .vf = at[9], .kbase = at[10],
-					  .vbase = at[11] };
+					  .vbase = at[11], .qt = at[12], .kbuf = at[13], .srow = at[14] };
 	return off;
 }
 
@@ -362,15 +380,54 @@ static void softmax_chunk(const struct attn_job *j, struct attn_acc *a, int64_t 
 	}
 }
 
+/* a->qt: the panels of queries [i, i + nq) of sq for scores_t, one per KV
+ * head of the item: row q·group + h of head g's panel is query i + q's
+ * head (g0 + g)·group + h, the rows past nq·group zero. */
+static void query_panels(const struct attn_job *j, struct attn_acc *a, const struct attn_seq *sq, int64_t i,
+			 int64_t nq, int64_t g0)
+{
+	const int64_t rp = panel_rows(j), rows = nq * j->group;
+
+	for (int64_t g = 0; g < j->hb; g++) {
+		float *qt = a->qt + g * j->d * rp;
+
+		for (int64_t r = 0; r < rp; r++) {
+			const float *qr = r < rows ? q_row(j, sq->q0 + i + r / j->group, (g0 + g) * j->group + r % j->group)
+						   : NULL;
+
+			for (int64_t e = 0; e < j->d; e++)
+				qt[e * rp + r] = qr ? qr[e] : 0.0f;
+		}
+	}
+}
+
+/* The scores of KV head g (local h0 = its first query head) for every
+ * query of the block at once, into each query's s (scores_t). */
+static void block_scores(const struct attn_job *j, struct attn_acc *a, int64_t nq, int64_t g, int64_t h0,
+			 int64_t n)
+{
+	const int64_t rp = panel_rows(j);
+
+	for (int64_t r = 0; r < nq * j->group; r++)
+		a->srow[r] = a[r / j->group].s + (h0 + r % j->group) * KV_CHUNK_PROMPT;
+	/* the first query's accum would wait for the V rows: fetched with
+	 * the scores */
+	j->kern.scores_t(a->srow, nq * j->group, a->qt + g * j->d * rp, rp, a->krow, n, j->d, a->kbuf,
+			 (const void *const *)a->vrow, j->vrow_bytes);
+}
+
 /* Queries [i, i + nq) of sq (nq 1, or up to qb with one t0 and each its
  * own end: a causal prompt), KV heads [g0, g0 + hb), tokens [t0, t1[q]):
  * query q's state in a[q]. A chunk's row tables are built once for them
- * and its rows read by each in turn, from L1 after the first. */
+ * and its rows read by each in turn, from L1 after the first. With
+ * several queries and scores_t, the block's scores of a KV head are one
+ * call (block_scores). */
 static void attend(const struct attn_job *j, struct attn_acc *a, const struct attn_seq *sq, int64_t i, int64_t nq,
 		   int64_t g0, int64_t t0, const int64_t *t1)
 {
 	const int64_t nh = j->hb * j->group, qs = j->q->stride[1] / (int64_t)sizeof(float);
 	const int64_t chunk = sq->chunk;
+	const int block = nq > 1 && j->kern.scores_t;
 	int64_t end = t0;
 
 	for (int64_t q = 0; q < nq; q++) {
@@ -381,6 +438,8 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 		memset(a[q].acc, 0, (size_t)(nh * j->dv) * sizeof(float));
 		end = t1[q] > end ? t1[q] : end;
 	}
+	if (block)
+		query_panels(j, a, sq, i, nq, g0);
 	for (int64_t c = t0; c < end; c += chunk) {
 		const int64_t n = end - c < chunk ? end - c : chunk;
 		const int64_t left = end - (c + n);
@@ -400,6 +459,8 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 			ahead_rows(j, j->vt, a->vbase + n, next, g - g0, a->vpf);
 			head_rows(a->kbase, n, (g - g0) * head_stride(j->kt), a->krow);
 			head_rows(a->vbase, n, (g - g0) * head_stride(j->vt), a->vrow);
+			if (block)
+				block_scores(j, a, nq, g - g0, h0, n);
 			for (int64_t q = 0; q < nq; q++) {
 				const int64_t nt = clamp64(t1[q] - c, 0, n), r = sq->q0 + i + q;
 				const float *qr = q_row(j, r, g * j->group);
@@ -408,9 +469,9 @@ static void attend(const struct attn_job *j, struct attn_acc *a, const struct at
 
 				if (nt == 0)
 					continue;
-				if (j->kern.scores)
+				if (!block && j->kern.scores)
 					j->kern.scores(sc, KV_CHUNK_PROMPT, qr, qs, j->group, a->krow, nt, j->d, a->kpf, npf);
-				else
+				else if (!block)
 					scores_rows(j, aq, sc, qr, qs, nt);
 				softmax_chunk(j, aq, h0, g * j->group, r, query_pos(sq, i + q), c, nt);
 				if (j->kern.accum)
@@ -646,7 +707,8 @@ static struct attn_job job_of(struct cpu_state *s, gllmk_t out, gllmk_t q, gllmk
 {
 	struct attn_job j = {
 		.k = s->k,
-		.kern = { s->k->attn[k->dtype].scores, s->k->attn[v->dtype].accum },
+		.kern = { .scores = s->k->attn[k->dtype].scores, .accum = s->k->attn[v->dtype].accum,
+			  .scores_t = s->k->attn[k->dtype].scores_t },
 		.out = out,
 		.q = q,
 		.kt = k,
