@@ -122,6 +122,16 @@ static const struct ext_case ext_cases[] = {
 	  .seq = { { 1, 4097 } } },
 	{ .hq = 4, .hkv = 1, .d = 256, .dv = 256, .dt = GLLMK_Q8_0, .softcap = 50.0f, .scale = 1.0f,
 	  .seq = { { 1, 1000 } } },
+	/* 20-23: prompt shapes (8 queries or more: the CPU plugins' query
+	 * blocks, whose scores are one outer-product call) for the block
+	 * dtypes and bf16, with the options; GQA 8 (64 rows a block); a
+	 * window (no blocks) */
+	{ .hq = 8, .hkv = 2, .d = 64, .dv = 96, .dt = GLLMK_Q8_0, .causal = 1, .softcap = 30.0f, .max_bias = 4.0f,
+	  .sinks = 1, .mask = MASK_SHARED, .extra = 3, .seq = { { 20, 300 } } },
+	{ .hq = 8, .hkv = 2, .d = 96, .dv = 64, .dt = GLLMK_Q4_0, .causal = 1, .mask = MASK_PER_HEAD,
+	  .seq = { { 13, 200 } } },
+	{ .hq = 8, .hkv = 1, .d = 64, .dv = 64, .dt = GLLMK_BF16, .causal = 1, .sinks = 1, .seq = { { 17, 150 } } },
+	{ .hq = 4, .hkv = 2, .d = 64, .dv = 64, .dt = GLLMK_F16, .causal = 1, .window = 40, .seq = { { 24, 260 } } },
 };
 
 /* varlen: S sequences over one paged cache. */
@@ -757,6 +767,12 @@ static void attention_ext_decode(void **state)
 	ext_cases_run(17, 20);
 }
 
+static void attention_ext_prompt(void **state)
+{
+	(void)state;
+	ext_cases_run(20, 24);
+}
+
 /* A block id outside [0, nblk) among the pages kv_len uses: GLLMK_E_BOUNDS,
  * from the call or the next sync (as attention's). */
 static void attention_ext_block_out_of_range(void **state)
@@ -950,6 +966,7 @@ CONF_GROUP(attention_ext) = {
 	cmocka_unit_test(attention_ext_head_mask),
 	cmocka_unit_test(attention_ext_every_dtype),
 	cmocka_unit_test(attention_ext_decode),
+	cmocka_unit_test(attention_ext_prompt),
 	cmocka_unit_test(attention_ext_block_out_of_range),
 	cmocka_unit_test(attention_varlen_lengths),
 	cmocka_unit_test(attention_varlen_every_dtype),
