@@ -40,6 +40,7 @@
 
 #include "cpu_plugin.h"
 #include "cpu_view.h"
+#include "quant_blocks.h"
 
 /* Tokens a chunk: KV_CHUNK for a sequence of few queries (decoding: its
  * rows stream from DRAM and the next chunk's are prefetched, which must
@@ -161,21 +162,6 @@ static int64_t carve(const struct attn_job *j, char *p, struct attn_acc *a)
 					  .kpf = at[6], .vpf = at[7], .kf = at[8], .vf = at[9], .kbase = at[10],
 					  .vbase = at[11], .qt = at[12], .kbuf = at[13], .srow = at[14] };
 	return off;
-}
-
-/* Bytes of a row of n elements of a K/V dtype (n a multiple of the block). */
-static int64_t kv_row_bytes(gllmk_dtype dt, int64_t n)
-{
-	switch (dt) {
-	case GLLMK_F32:
-		return n * 4;
-	case GLLMK_Q8_0:
-		return n / 32 * 34;
-	case GLLMK_Q4_0:
-		return n / 32 * 18;
-	default:        /* f16, bf16 */
-		return n * 2;
-	}
 }
 
 /* Bytes from one KV head's row to the next in t. */
@@ -726,8 +712,8 @@ static struct attn_job job_of(struct cpu_state *s, gllmk_t out, gllmk_t q, gllmk
 
 	j.group = j.hq / j.hkv;
 	j.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)j.d);
-	j.krow_bytes = kv_row_bytes(k->dtype, j.d);
-	j.vrow_bytes = kv_row_bytes(v->dtype, j.dv);
+	j.krow_bytes = cpu_row_bytes(k->dtype, j.d);
+	j.vrow_bytes = cpu_row_bytes(v->dtype, j.dv);
 	if (mask) {
 		j.mask = gllmk_tensor_host(mask);
 		j.mask_hs = mask->ndim == 3 ? mask->stride[0] : 0;
