@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define GLLMK_ABI_MAJOR 1
-#define GLLMK_ABI_MINOR 1
+#define GLLMK_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define GLLMK_API __attribute__((visibility("default")))
@@ -496,6 +496,26 @@ GLLMK_API gllmk_status gllmk_clamp(gllmk_context *ctx, const gllmk_tensor *y, co
 				   float hi);
 /* y = c · tanh(x / c), c > 0 and finite (Gemma's final logits) */
 GLLMK_API gllmk_status gllmk_softcap(gllmk_context *ctx, const gllmk_tensor *y, const gllmk_tensor *x, float c);
+
+/* ------------------------------------------------ prepared weights, ABI 1.2 */
+
+/* A copy of the weight tensor w in a layout the plugin chose for its own
+ * kernels (rows interleaved for its integer dot products, as llama.cpp
+ * repacks Q4_0 when it loads a model), as a new buffer of ctx in *out. The
+ * view gllmk_tensor_make(*out, 0, w->dtype, w->ndim, w->shape) then stands
+ * for w as the w of gllmk_matmul, gllmk_matmul_id and gllmk_matmul_batched,
+ * the table of gllmk_get_rows and the x of gllmk_dequantize, with w's
+ * results (get_rows and dequantize exactly; the matmuls within w's
+ * tolerance, SPEC/TOLERANCES.md). Nothing else: another op, another view of
+ * the buffer (offset, shape, dtype, strides) and gllmk_buffer_read, _write
+ * and _copy on it are GLLMK_E_INVALID, naming the rule. w is only read:
+ * free it once the copy is all the runtime needs. gllmk_buffer_size(*out)
+ * is the copy's memory (SPEC/ABI.md, "Prepared weights").
+ *   w: a contiguous [N, K] matrix or [E, N, K] experts of a weight dtype.
+ * A plugin without a layout for w's dtype or shape answers
+ * GLLMK_E_UNSUPPORTED, saying why, and leaves *out NULL: keep using w (a
+ * plugin of ABI 1.0 or 1.1 answers so for every w). */
+GLLMK_API gllmk_status gllmk_weights_prepare(gllmk_context *ctx, const gllmk_tensor *w, gllmk_buffer **out);
 
 #ifdef __cplusplus
 }

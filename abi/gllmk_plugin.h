@@ -32,10 +32,15 @@ extern "C" {
 struct gllmk_buffer {
 	void *impl;
 	uint64_t size;
-	/* core-private from here on */
+	/* core-private */
 	gllmk_context *ctx;
 	uint32_t magic;
-	uint32_t flags;
+	/* (ABI 1.2; was the core-private `flags`, always 0) 0 for plain bytes;
+	 * for a buffer made by the plugin's weights_prepare, the nonzero layout
+	 * id that slot returned: its bytes are that layout, not the dtype's. A
+	 * plugin reads it on the weights it is handed (the only place the core
+	 * lets such a buffer go). */
+	uint32_t layout;
 };
 
 /* Host address of a tensor's first byte, for plugins whose impl is a host
@@ -150,6 +155,13 @@ typedef gllmk_status (*gllmk_matmul_id_fn)(void *st, gllmk_t y, gllmk_t x, gllmk
 typedef gllmk_status (*gllmk_matmul_batched_fn)(void *st, gllmk_t y, gllmk_t x, gllmk_t w);
 typedef gllmk_status (*gllmk_glu_fn)(void *st, gllmk_t y, gllmk_t gate, gllmk_t up, const gllmk_glu_params *p);
 typedef gllmk_status (*gllmk_clamp_fn)(void *st, gllmk_t y, gllmk_t x, float lo, float hi);
+/* ABI 1.2: w (validated: contiguous [N, K] or [E, N, K], a weight dtype)
+ * copied into a layout of the plugin's choice. The plugin allocates the
+ * handle (*impl, freed by its buffer_free like any other) of *size bytes and
+ * names the layout with a nonzero *layout, which the core stores in the
+ * buffer (struct gllmk_buffer.layout); or it answers GLLMK_E_UNSUPPORTED
+ * with the reason (no layout for this dtype or shape). */
+typedef gllmk_status (*gllmk_weights_prepare_fn)(void *st, gllmk_t w, void **impl, uint64_t *size, uint32_t *layout);
 
 /* ------------------------------------------------------------------ table */
 
@@ -211,7 +223,9 @@ struct gllmk_plugin_table {
 	gllmk_unary_fn sigmoid;
 	gllmk_clamp_fn clamp;
 	gllmk_scale_fn softcap;
-	/* ABI 1.2 slots go here. */
+	/* ABI 1.2 (appended, never inserted) */
+	gllmk_weights_prepare_fn weights_prepare;
+	/* ABI 1.3 slots go here. */
 };
 
 /* Every slot after the header, in table order: X(name, slot type).
@@ -226,6 +240,12 @@ struct gllmk_plugin_table {
 	X(sync, gllmk_sync_fn)
 
 #define GLLMK_OPS(X) GLLMK_OPS_V1_0(X) GLLMK_OPS_V1_1(X)
+
+/* Slots of ABI 1.2 that are not operators (no output tensor): the core
+ * dispatches them like the rest; the debug layer's operator wrappers, built
+ * from GLLMK_OPS, do not cover them. */
+#define GLLMK_SLOTS_V1_2(X)                                       \
+	X(weights_prepare, gllmk_weights_prepare_fn)
 
 #define GLLMK_OPS_V1_0(X)                                         \
 	X(matmul, gllmk_matmul_fn)                                \
@@ -327,7 +347,8 @@ GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, glu) == GLLMK_SLOT_OFFSE
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, sigmoid) == GLLMK_SLOT_OFFSET(42), "slot 42");
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, clamp) == GLLMK_SLOT_OFFSET(43), "slot 43");
 GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, softcap) == GLLMK_SLOT_OFFSET(44), "slot 44");
-GLLMK_STATIC_ASSERT(sizeof(struct gllmk_plugin_table) == GLLMK_SLOT_OFFSET(45), "ABI 1.1 ends at slot 44");
+GLLMK_STATIC_ASSERT(offsetof(struct gllmk_plugin_table, weights_prepare) == GLLMK_SLOT_OFFSET(45), "slot 45");
+GLLMK_STATIC_ASSERT(sizeof(struct gllmk_plugin_table) == GLLMK_SLOT_OFFSET(46), "ABI 1.2 ends at slot 45");
 
 GLLMK_STATIC_ASSERT(offsetof(gllmk_host, set_error) == 16, "host layout");
 GLLMK_STATIC_ASSERT(offsetof(gllmk_open_args, host) == 16, "open_args layout");

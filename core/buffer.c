@@ -110,6 +110,10 @@ static gllmk_status check_range(const char *fn, const char *name, const gllmk_bu
 	if (buf->magic != CORE_BUFFER_MAGIC)
 		return core_error(GLLMK_E_INVALID, "%s: %s is not a live buffer (freed, or not from gllmk_buffer_*)",
 				  fn, name);
+	if (buf->layout)
+		return core_error(GLLMK_E_INVALID,
+				  "%s: %s holds prepared weights in the plugin's own layout (gllmk_weights_prepare): "
+				  "gllmk_dequantize reads them back", fn, name);
 	if (__builtin_add_overflow(offset, size, &end))
 		return core_error(GLLMK_E_OVERFLOW, "%s: %s offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
 				  fn, name, offset, size);
@@ -163,4 +167,66 @@ GLLMK_API gllmk_status gllmk_buffer_copy(gllmk_buffer *dst, uint64_t dst_offset,
 	if (size == 0)
 		return GLLMK_OK;
 	return CORE_DISPATCH(dst->ctx, fn, buffer_copy, dst->impl, dst_offset, src->impl, src_offset, size);
+}
+
+/* ------------------------------------------------------ prepared weights */
+
+/* w as gllmk_weights_prepare takes it: a weight dtype, [N, K] or [E, N, K],
+ * rows and matrices packed (the plugin reads it as one run of rows). */
+static gllmk_status check_prepare(gllmk_context *ctx, const char *fn, const gllmk_tensor *w, gllmk_buffer **out,
+				  struct core_view *vw)
+{
+	gllmk_status st = core_check_ctx(fn, ctx);
+
+	if (!st)
+		st = core_check_ptr(fn, "out", out);
+	if (st)
+		return st;
+	*out = NULL;
+	st = core_view(ctx, fn, "w", w, CORE_IN, CORE_DT_ALL_BUT_I32, "f32, f16, bf16 or a quant dtype", vw);
+	if (st)
+		return st;
+	if (w->ndim != 2 && w->ndim != 3)
+		return core_error(GLLMK_E_SHAPE, "%s: w.ndim = %d but w must be [N, K] or [E, N, K]", fn, (int)w->ndim);
+	if ((uint64_t)w->stride[w->ndim - 2] != vw->row_bytes)
+		return core_error(GLLMK_E_SHAPE, "%s: w.stride[%d] = %" PRId64 " but w's rows must be packed (%" PRIu64
+				  " bytes apart)", fn, w->ndim - 2, w->stride[w->ndim - 2], vw->row_bytes);
+	if (w->ndim == 3 && (uint64_t)w->stride[0] != vw->row_bytes * (uint64_t)w->shape[1])
+		return core_error(GLLMK_E_SHAPE, "%s: w.stride[0] = %" PRId64 " but w's matrices must be packed (%" PRIu64
+				  " bytes apart)", fn, w->stride[0], vw->row_bytes * (uint64_t)w->shape[1]);
+	return GLLMK_OK;
+}
+
+GLLMK_API gllmk_status gllmk_weights_prepare(gllmk_context *ctx, const gllmk_tensor *w, gllmk_buffer **out)
+{
+	const char *fn = "gllmk_weights_prepare";
+	struct core_view vw;
+	struct core_buffer *b;
+	uint64_t size = 0;
+	uint32_t layout = 0;
+	void *impl = NULL;
+	gllmk_status st = check_prepare(ctx, fn, w, out, &vw);
+
+	if (st)
+		return st;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return core_error(GLLMK_E_NO_MEMORY, "%s: no memory for the buffer record", fn);
+	st = CORE_DISPATCH(ctx, fn, weights_prepare, w, &impl, &size, &layout);
+	if (!st && (!layout || !size)) {
+		if (ctx->d.buffer_free.fn)
+			ctx->d.buffer_free.fn(ctx->d.buffer_free.state, impl);
+		st = core_error(GLLMK_E_BACKEND, "%s: plugin '%s' prepared w with layout %u and %" PRIu64
+				" bytes (both must be nonzero)", fn, ctx->plugin->name, (unsigned)layout, size);
+	}
+	if (st) {
+		free(b);
+		return st;
+	}
+	b->pub = (struct gllmk_buffer){ .impl = impl, .size = size, .ctx = ctx, .magic = CORE_BUFFER_MAGIC,
+					.layout = layout };
+	b->prepared = gllmk_tensor_make(&b->pub, 0, (gllmk_dtype)w->dtype, w->ndim, w->shape);
+	buffer_link(ctx, b);
+	*out = &b->pub;
+	return GLLMK_OK;
 }

@@ -105,6 +105,7 @@ static void fill_dispatch(gllmk_context *ctx)
 	}
 	GLLMK_BACKEND_SLOTS(FILL)
 	GLLMK_OPS(FILL)
+	GLLMK_SLOTS_V1_2(FILL)
 #undef FILL
 }
 

@@ -84,6 +84,7 @@ uint64_t core_dtype_mask(uint32_t minor);
 struct core_dispatch {
 	GLLMK_BACKEND_SLOTS(CORE_DISPATCH_SLOT)
 	GLLMK_OPS(CORE_DISPATCH_SLOT)
+	GLLMK_SLOTS_V1_2(CORE_DISPATCH_SLOT)
 };
 
 /* Whether a table of t->size bytes reaches slot `slot` (older minors end
@@ -159,7 +160,16 @@ void core_loader_unlock(void);
 struct core_buffer {
 	struct gllmk_buffer pub; /* first: plugins and users see only this */
 	struct core_buffer *prev, *next;
+	/* prepared weights (pub.layout != 0): the one view that reads them,
+	 * the w gllmk_weights_prepare was given, made contiguous at offset 0 */
+	gllmk_tensor prepared;
 };
+
+/* The core's record of a public buffer. */
+static inline const struct core_buffer *core_buffer_of(const gllmk_buffer *buf)
+{
+	return (const struct core_buffer *)buf;
+}
 
 struct gllmk_context {
 	struct core_dispatch d; /* first: the one thing every op reads */

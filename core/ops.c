@@ -23,7 +23,7 @@ static gllmk_status check_matmul(gllmk_context *ctx, gllmk_t y, gllmk_t x, gllmk
 	CHECK(core_check_ctx(fn, ctx));
 	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, CORE_DT_F32, "f32", &vy));
 	CHECK(core_view(ctx, fn, "x", x, CORE_IN, CORE_DT_F32, "f32", &vx));
-	CHECK(core_view(ctx, fn, "w", w, CORE_IN, CORE_DT_ALL_BUT_I32, "f32, f16, bf16 or a quant dtype", &vw));
+	CHECK(core_view(ctx, fn, "w", w, CORE_WEIGHT, CORE_DT_ALL_BUT_I32, "f32, f16, bf16 or a quant dtype", &vw));
 	CHECK(core_view_opt(ctx, fn, "bias", bias, CORE_IN, CORE_DT_F32, "f32", &vb));
 	CHECK(core_check_ndim(fn, &vy, 2, "[M, N]"));
 	CHECK(core_check_ndim(fn, &vx, 2, "[M, K]"));
@@ -89,13 +89,13 @@ GLLMK_API gllmk_status gllmk_gemm(gllmk_context *ctx, gllmk_t c, gllmk_t a, gllm
 	}
 
 static const struct unary_rule dequantize_rule = {
-	CORE_DT_F32, CORE_DT_ALL_BUT_I32, "f32", "f32, f16, bf16 or a quant dtype"
+	CORE_DT_F32, CORE_DT_ALL_BUT_I32, "f32", "f32, f16, bf16 or a quant dtype", CORE_WEIGHT
 };
 static const struct unary_rule quantize_rule = {
-	CORE_DT(GLLMK_Q8_0) | CORE_DT(GLLMK_Q8_K), CORE_DT_F32, "q8_0 or q8_K", "f32"
+	CORE_DT(GLLMK_Q8_0) | CORE_DT(GLLMK_Q8_K), CORE_DT_F32, "q8_0 or q8_K", "f32", CORE_IN
 };
 static const struct unary_rule convert_rule = {
-	CORE_DT_FLOAT, CORE_DT_FLOAT, "f32, f16 or bf16", "f32, f16 or bf16"
+	CORE_DT_FLOAT, CORE_DT_FLOAT, "f32, f16 or bf16", "f32, f16 or bf16", CORE_IN
 };
 
 UNARY_OP(dequantize, &dequantize_rule)
@@ -287,7 +287,7 @@ static gllmk_status check_get_rows(gllmk_context *ctx, gllmk_t y, gllmk_t table,
 
 	CHECK(core_check_ctx(fn, ctx));
 	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, CORE_DT_F32, "f32", &vy));
-	CHECK(core_view(ctx, fn, "table", table, CORE_IN, CORE_DT_ALL_BUT_I32, "f32, f16, bf16 or a quant dtype", &vt));
+	CHECK(core_view(ctx, fn, "table", table, CORE_WEIGHT, CORE_DT_ALL_BUT_I32, "f32, f16, bf16 or a quant dtype", &vt));
 	CHECK(core_view(ctx, fn, "ids", ids, CORE_IN, CORE_DT_I32, "i32", &vi));
 	CHECK(core_check_ndim(fn, &vy, 2, "[n, K]"));
 	CHECK(core_check_ndim(fn, &vt, 2, "[V, K]"));

@@ -72,9 +72,10 @@ static inline gllmk_status core_copy_params(const char *fn, void *dst, size_t ds
 struct unary_rule {
 	uint64_t y_mask, x_mask;
 	const char *y_want, *x_want;
+	enum core_role x_role; /* CORE_WEIGHT: x may be prepared weights (dequantize) */
 };
 
-static const struct unary_rule f32_to_f32 = { CORE_DT_F32, CORE_DT_F32, "f32", "f32" };
+static const struct unary_rule f32_to_f32 = { CORE_DT_F32, CORE_DT_F32, "f32", "f32", CORE_IN };
 
 /* Inlined into each wrapper (the tiny ops a decode loop calls most): the
  * call, its saved registers and the two views' round trip through the
@@ -87,7 +88,7 @@ static inline __attribute__((always_inline)) gllmk_status check_unary(gllmk_cont
 
 	CHECK(core_check_ctx(fn, ctx));
 	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, r->y_mask, r->y_want, &vy));
-	CHECK(core_view(ctx, fn, "x", x, CORE_IN, r->x_mask, r->x_want, &vx));
+	CHECK(core_view(ctx, fn, "x", x, r->x_role, r->x_mask, r->x_want, &vx));
 	CHECK(core_check_same_shape(fn, &vy, &vx));
 	CHECK(core_check_alias(fn, &vy, &vx, CORE_IN_PLACE));
 	return GLLMK_OK;

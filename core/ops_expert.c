@@ -53,7 +53,7 @@ static gllmk_status check_matmul_id(gllmk_context *ctx, gllmk_t y, gllmk_t x, gl
 	CHECK(core_check_ctx(fn, ctx));
 	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, CORE_DT_F32, "f32", &v.y));
 	CHECK(core_view(ctx, fn, "x", x, CORE_IN, CORE_DT_F32, "f32", &v.x));
-	CHECK(core_view(ctx, fn, "w", w, CORE_IN, CORE_DT_ALL_BUT_I32, WEIGHT_DTYPES, &v.w));
+	CHECK(core_view(ctx, fn, "w", w, CORE_WEIGHT, CORE_DT_ALL_BUT_I32, WEIGHT_DTYPES, &v.w));
 	CHECK(core_view(ctx, fn, "ids", ids, CORE_IN, CORE_DT_I32, "i32", &v.ids));
 	CHECK(core_view_opt(ctx, fn, "bias", bias, CORE_IN, CORE_DT_F32, "f32", &v.bias));
 	CHECK(core_view_opt(ctx, fn, "slot_weights", slot_weights, CORE_IN, CORE_DT_F32, "f32", &v.sw));
@@ -91,7 +91,7 @@ static gllmk_status check_matmul_batched(gllmk_context *ctx, gllmk_t y, gllmk_t 
 	CHECK(core_check_ctx(fn, ctx));
 	CHECK(core_view(ctx, fn, "y", y, CORE_OUT, CORE_DT_F32, "f32", &vy));
 	CHECK(core_view(ctx, fn, "x", x, CORE_IN, CORE_DT_F32, "f32", &vx));
-	CHECK(core_view(ctx, fn, "w", w, CORE_IN, CORE_DT_ALL_BUT_I32, WEIGHT_DTYPES, &vw));
+	CHECK(core_view(ctx, fn, "w", w, CORE_WEIGHT, CORE_DT_ALL_BUT_I32, WEIGHT_DTYPES, &vw));
 	CHECK(core_check_ndim(fn, &vy, 3, "[B, M, N]"));
 	CHECK(core_check_ndim(fn, &vx, 3, "[B, M, K]"));
 	CHECK(core_check_ndim(fn, &vw, 3, "[B or 1, N, K]"));

@@ -134,6 +134,47 @@ static gllmk_status view_distinct(const char *fn, const char *name, const gllmk_
 	return GLLMK_OK;
 }
 
+/* "[4096, 2048]" */
+static void shape_str(const gllmk_tensor *t, char *s, size_t len)
+{
+	size_t n = (size_t)snprintf(s, len, "[");
+
+	for (int d = 0; d < t->ndim && n < len; d++)
+		n += (size_t)snprintf(s + n, len - n, "%s%" PRId64, d ? ", " : "", t->shape[d]);
+	if (n < len)
+		snprintf(s + n, len - n, "]");
+}
+
+/* Prepared weights (SPEC/ABI.md, "Prepared weights"): the weight argument
+ * of the ops that take them, in the one view gllmk_weights_prepare
+ * describes; their bytes are the plugin's, so nothing else may read them. */
+static gllmk_status view_prepared(const char *fn, const char *name, const gllmk_tensor *t, enum core_role role,
+				  struct core_view *v)
+{
+	const gllmk_tensor *p = &core_buffer_of(t->buf)->prepared;
+	int same = t->offset == 0 && t->dtype == p->dtype && t->ndim == p->ndim;
+	char want[96];
+
+	if (unlikely(role != CORE_WEIGHT))
+		return core_error(GLLMK_E_INVALID,
+				  "%s: %s.buf holds prepared weights (gllmk_weights_prepare), which only the w of "
+				  "gllmk_matmul, gllmk_matmul_id and gllmk_matmul_batched, the table of gllmk_get_rows "
+				  "and the x of gllmk_dequantize read", fn, name);
+	for (int d = 0; same && d < t->ndim; d++)
+		same = t->shape[d] == p->shape[d] && (d == t->ndim - 1 || t->stride[d] == p->stride[d]);
+	if (unlikely(!same || (t->stride[t->ndim - 1] != 0 && t->stride[t->ndim - 1] != v->dt->elem_stride))) {
+		shape_str(p, want, sizeof(want));
+		return core_error(GLLMK_E_INVALID,
+				  "%s: %s views prepared weights other than as they were prepared (must be "
+				  "gllmk_tensor_make(buf, 0, %s, %d, %s))", fn, name, core_dtypes[p->dtype].name,
+				  (int)p->ndim, want);
+	}
+	v->row_bytes = (uint64_t)(p->shape[p->ndim - 1] >> v->dt->block_shift) * (uint64_t)v->dt->block_bytes;
+	v->lo = 0;
+	v->hi = t->buf->size;
+	return GLLMK_OK;
+}
+
 gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char *name, const gllmk_tensor *t,
 			    enum core_role role, uint64_t dtypes, const char *want, struct core_view *v)
 {
@@ -144,6 +185,8 @@ gllmk_status core_view_slow(const gllmk_context *ctx, const char *fn, const char
 	if (unlikely(!t))
 		return core_error(GLLMK_E_NULL, "%s: %s is NULL", fn, name);
 	st = view_identity(ctx, fn, name, t, dtypes, want, v);
+	if (!st && t->buf->layout)
+		return view_prepared(fn, name, t, role, v);
 	if (!st)
 		st = view_layout(fn, name, t, v);
 	if (!st)

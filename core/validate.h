@@ -21,7 +21,8 @@ struct core_view {
 
 enum core_role {
 	CORE_IN = 0,
-	CORE_OUT = 1, /* must not overlap itself */
+	CORE_OUT = 1,    /* must not overlap itself */
+	CORE_WEIGHT = 2, /* an input that may be prepared weights (gllmk_weights_prepare) */
 };
 
 /* Each check below is an inline test of the common case; its _slow twin
@@ -82,7 +83,8 @@ static inline int core_view_fast(const gllmk_context *ctx, const gllmk_tensor *t
 	uint32_t dtype, inner;
 	int64_t n;
 
-	if (unlikely(!t || !(buf = t->buf) || buf->magic != CORE_BUFFER_MAGIC || buf->ctx != ctx))
+	/* prepared weights take the slow path, which knows their one view */
+	if (unlikely(!t || !(buf = t->buf) || buf->magic != CORE_BUFFER_MAGIC || buf->ctx != ctx || buf->layout))
 		return 0;
 	dtype = (uint32_t)t->dtype;
 	inner = (uint32_t)t->ndim - 1;

@@ -1,8 +1,12 @@
 /* cpu-generic's context table (BLIS's cntx): every slot of struct
  * cpu_cntx (plugins/cpu/cpu_cntx.h) is a portable reference kernel.
  * Its matmul has no vec_dot (REF_MATMUL_KERNELS): the framework decodes
- * weight rows with ref_dequant_row_<t> and dots them in f32 (ref_dot_f32). */
+ * weight rows with ref_dequant_row_<t> and dots them in f32 (ref_dot_f32).
+ * Prepared q4_0 weights run the portable group kernel, so that the
+ * reference plugin takes them (and the conformance suite tests their
+ * framework paths) too. */
 #include "cpu_cntx.h"
+#include "prepared.h"
 #include "ref/quant_ref.h"
 #include "ref/rows_ref.h"
 
@@ -14,5 +18,6 @@ const struct cpu_cntx generic_cntx = {
 	.mr = REF_SGEMM_MR,
 	.nr = REF_SGEMM_NR,
 	.sgemm_ukernel = ref_sgemm_ukernel,
+	.dot_q4_0x8 = cpu_ref_dot_q4_0x8,
 	REF_ROW_KERNELS,
 };

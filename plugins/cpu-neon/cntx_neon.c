@@ -118,6 +118,7 @@ const struct cpu_cntx neondot_cntx = {
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, neondot_vec_dot_q8_0, neondot_vec_dot_rows_q8_0, NEON_DOT_ROWS },
 	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, neondot_vec_dot_q4_0, neondot_vec_dot_rows_q4_0, NEON_DOT_ROWS },
+	.dot_q4_0x8 = neondot_dot_q4_0x8,
 	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, neondot_vec_dot_q4_1, neondot_vec_dot_rows_q4_1, NEON_DOT_ROWS },
 	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, neondot_vec_dot_q5_0, neondot_vec_dot_rows_q5_0, NEON_DOT_ROWS },
 	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, neondot_vec_dot_q5_1, neondot_vec_dot_rows_q5_1, NEON_DOT_ROWS },

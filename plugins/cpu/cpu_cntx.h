@@ -87,6 +87,15 @@ struct cpu_matmul_kernel {
 	int x_rows;
 };
 
+/* Prepared q4_0 weights (plugins/cpu/prepared.h, the q4_0x8 layout): the 8
+ * rows of one group against xrows (1..CPU_Q4_0X8_X_ROWS) q8_0 activation
+ * rows of n elements, one after another at xq, xsum[t·n/32 + b] the Σ of
+ * row t's block b's 32 quants; out[8t + r] = weight row r's dot with
+ * activation row t (as vec_dot, up to f32 summation order). */
+#define CPU_Q4_0X8_X_ROWS 4
+typedef void cpu_dot_q4_0x8_fn(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows,
+			       float *out);
+
 /* Attention's chunk kernels (struct cpu_cntx, attn). scores_t (optional):
  * a prompt's scores s[r][t] = q_r · k_t of `rows` query rows against the n
  * rows k, the query rows given as a panel qt[e·rp + r] (rp a multiple of
@@ -195,6 +204,11 @@ struct cpu_cntx {
 	 * cpu-avx2 (BENCHMARKS.md "Session 12": a 1B decode 1.2-1.4x); the
 	 * float dots keep their rows there (one row was slower). */
 	int decode_one_row;
+	/* Optional (NULL: the plugin prepares no weights, gllmk_weights_prepare
+	 * answers UNSUPPORTED): the q4_0x8 group kernel of prepared q4_0
+	 * weights (prepared.h), which small M runs; the rest of their ops decode
+	 * groups back to q4_0 rows. */
+	cpu_dot_q4_0x8_fn *dot_q4_0x8;
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
 	/* Optional (NULL: none): the same mr×nr block on bf16 pairs, each

@@ -34,10 +34,11 @@ void cpu_close(void *state);
  * slot, named cpu_<slot>, with the slot's type, declared here from the
  * slot lists of abi/gllmk_plugin.h (a new op needs no line here). Memory:
  * cpu_plugin.c, impl is the host address of byte 0 (64-byte aligned when
- * allocated); operators: ops_<family>.c. */
+ * allocated); operators: ops_<family>.c; weights_prepare: prepared.c. */
 #define CPU_DECLARE_SLOT(slot, type) extern __typeof__(*(type)0) cpu_##slot;
 GLLMK_BACKEND_SLOTS(CPU_DECLARE_SLOT)
 GLLMK_OPS(CPU_DECLARE_SLOT)
+GLLMK_SLOTS_V1_2(CPU_DECLARE_SLOT)
 #undef CPU_DECLARE_SLOT
 
 /* count products y = x · wᵀ (+ bias), each x one row, every w of one
@@ -66,6 +67,7 @@ gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part 
 		.close = cpu_close,                           \
 		GLLMK_BACKEND_SLOTS(CPU_TABLE_SLOT)           \
 		GLLMK_OPS(CPU_TABLE_SLOT)                     \
+		GLLMK_SLOTS_V1_2(CPU_TABLE_SLOT)              \
 	}
 
 #endif

@@ -26,6 +26,9 @@
  *    dot_rows consecutive rows in one call (shared activation loads,
  *    independent chains: at M = 1 one row per call is latency-bound); the
  *    rest of a thread's range goes a row at a time.
+ *  - prepared weights (gllmk_weights_prepare, prepared.h) up to
+ *    CPU_PREPARED_SMALL_M rows: prepared.c's group kernel; above, the GEMMs,
+ *    whose packing decodes the groups back to q4_0 rows.
  *  - small M without vec_dot: threads over N; each weight row is decoded
  *    to f32 a chunk at a time on the stack and dotted (dot_f32) with every
  *    activation row: one pass over the weights, no allocation.
@@ -36,6 +39,7 @@
 #include "cpu_view.h"
 #include "gemm/sgemm.h"
 #include "gemm/qgemm.h"
+#include "prepared.h"
 #include "quant_blocks.h"
 
 #define SMALL_M 16
@@ -368,7 +372,7 @@ static int parts_fit(const struct cpu_state *s, const struct cpu_matmul_part *pa
 {
 	const struct cpu_matmul_kernel *mk = &s->k->matmul[part[0].w.dtype];
 
-	if (!mk->vec_dot_rows)
+	if (!mk->vec_dot_rows || part[0].w.buf->layout) /* prepared: one cpu_matmul a part */
 		return 0;
 	for (int64_t p = 0; p < count; p++)
 		if (cpu_rows(&part[p].x) != 1 || part[p].w.dtype != part[0].w.dtype ||
@@ -460,6 +464,7 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 		g.b_pack = s->k->sgemm_pack_b[w->dtype];
 		g.b_dtype = w->dtype;
 		g.b_row_bytes = w_row_bytes;
+		g.b_prepared = w->buf->layout != 0;
 	}
 	if (w->dtype == GLLMK_BF16 && s->bf16_act) { /* x rounded, bf16 pairs: gemm/sgemm.h */
 		g.b_dequant = NULL;
@@ -485,6 +490,7 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 		.w = gllmk_tensor_host(w),
 		.w_dtype = w->dtype,
 		.w_row_bytes = w->ndim >= 2 ? w->stride[w->ndim - 2] : 0,
+		.w_prepared = w->buf->layout != 0,
 		.y = gllmk_tensor_host(j->y),
 		.ldy = ldy,
 	};
@@ -531,8 +537,10 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
 
-	if (j.m > small_m_limit(s, w->dtype) && ldx >= 0 && ldy >= 0)
+	if (j.m > (w->buf->layout ? CPU_PREPARED_SMALL_M : small_m_limit(s, w->dtype)) && ldx >= 0 && ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
+	if (w->buf->layout) /* prepared weights (prepared.h): the only layout is q4_0x8 */
+		return cpu_matmul_prepared(s, y, x, w, bias);
 	if (kern->vec_dot)
 		return matmul_vec_dot(s, &j, kern);
 	/* grain: about 64K weight elements per chunk */

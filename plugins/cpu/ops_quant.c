@@ -6,6 +6,7 @@
 
 #include "cpu_plugin.h"
 #include "cpu_view.h"
+#include "prepared.h"
 #include "quant_blocks.h"
 
 #define SEGMENT 16384           /* elements per work item; a multiple of QK_K */
@@ -24,6 +25,18 @@ struct codec_job {
 	enum codec_kind kind;
 	int64_t len, segments;  /* per row */
 };
+
+/* Elements [e0, e0 + len) of row r of a prepared tensor t (len up to
+ * SEGMENT) decoded to f32: its group's part back to q4_0, then the row
+ * codec. */
+static void decode_prepared(const struct cpu_cntx *k, const gllmk_tensor *t, int64_t r, int64_t e0, int64_t len,
+			    float *y)
+{
+	_Alignas(64) char plain[SEGMENT / QK4_0 * sizeof(struct block_q4_0)];
+
+	cpu_q4_0x8_unpack(gllmk_tensor_host(t), t->stride[t->ndim - 2], r, 1, e0, len, plain);
+	k->dequant_row[t->dtype](plain, y, len);
+}
 
 static void half_to_half(const struct cpu_cntx *k, int32_t yt, void *y, int32_t xt, const void *x, int64_t n)
 {
@@ -54,7 +67,10 @@ static void codec_task(void *arg, int64_t begin, int64_t end, int tid)
 			memmove(y, x, (size_t)cpu_row_bytes(xt, len));
 			break;
 		case CODEC_DECODE:
-			j->k->dequant_row[xt](x, (float *)y, len);
+			if (j->x->buf->layout)
+				decode_prepared(j->k, j->x, r, e0, len, (float *)y);
+			else
+				j->k->dequant_row[xt](x, (float *)y, len);
 			break;
 		case CODEC_ENCODE:
 			j->k->quant_row[yt]((const float *)x, y, len);
@@ -135,8 +151,15 @@ static void get_rows_task(void *arg, int64_t begin, int64_t end, int tid)
 	const cpu_dequant_row_fn decode = j->k->dequant_row[j->table->dtype];
 
 	(void)tid;
-	for (int64_t i = begin; i < end; i++)
-		decode(cpu_row(j->table, id_at(j->ids, i)), cpu_row(j->y, i), j->len);
+	for (int64_t i = begin; i < end; i++) {
+		if (!j->table->buf->layout) {
+			decode(cpu_row(j->table, id_at(j->ids, i)), cpu_row(j->y, i), j->len);
+			continue;
+		}
+		for (int64_t e0 = 0; e0 < j->len; e0 += SEGMENT)
+			decode_prepared(j->k, j->table, id_at(j->ids, i), e0,
+					j->len - e0 < SEGMENT ? j->len - e0 : SEGMENT, (float *)cpu_row(j->y, i) + e0);
+	}
 }
 
 gllmk_status cpu_get_rows(void *st, gllmk_t y, gllmk_t table, gllmk_t ids)

@@ -167,6 +167,38 @@ gllmk_status debug_buffer_copy(void *st, void *dst, uint64_t dst_off, void *src,
 	return d->next->buffer_copy(d->next_state, db->inner, db->base + dst_off, sb->inner, sb->base + src_off, size);
 }
 
+/* The plugin's prepared copy of w (gllmk_weights_prepare), held like a
+ * wrapped buffer: the plugin allocates it, so it has no guards. */
+gllmk_status debug_weights_prepare(void *st, const gllmk_tensor *w, void **impl, uint64_t *size, uint32_t *layout)
+{
+	struct debug_ctx *d = st;
+	const struct debug_buffer *src = w->buf->impl;
+	gllmk_buffer inner = *w->buf;
+	gllmk_tensor shadow = *w;
+	struct debug_buffer *b;
+	gllmk_status s;
+
+	if (!d->next->weights_prepare)
+		return d->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: plugin '%s' prepares no weights",
+					  d->next->name);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return d->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_weights_prepare: debug: out of host memory");
+	inner.impl = src->inner;
+	inner.size = src->size + 2 * src->base;
+	shadow.buf = &inner;
+	shadow.offset += src->base;
+	s = d->next->weights_prepare(d->next_state, &shadow, &b->inner, size, layout);
+	if (s) {
+		free(b);
+		return s;
+	}
+	b->size = *size;
+	b->id = ++d->buffers;
+	*impl = b;
+	return GLLMK_OK;
+}
+
 gllmk_status debug_sync(void *st)
 {
 	struct debug_ctx *d = st;

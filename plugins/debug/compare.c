@@ -99,11 +99,27 @@ static int compare_copy_arg(struct debug_call *c, int i)
 	return 0;
 }
 
+/* Prepared weights are in the plugin's own layout, which cpu-generic
+ * cannot be handed byte for byte: calls that read them are not compared. */
+static int reads_prepared(struct debug_call *c)
+{
+	for (int i = 0; i < c->n_args; i++)
+		if (c->t[i] && c->t[i]->buf->layout) {
+			if (!c->d->compare_prepared_said)
+				debug_print(c->d, "compare: call #%llu %s: %s is prepared weights (the plugin's layout): "
+					    "calls that read prepared weights are not compared",
+					    (unsigned long long)c->number, debug_op_names[c->op], c->names[i]);
+			c->d->compare_prepared_said = 1;
+			return 1;
+		}
+	return 0;
+}
+
 void debug_compare_before(struct debug_call *c)
 {
 	int i;
 
-	if (c->d->compare_off)
+	if (c->d->compare_off || reads_prepared(c))
 		return;
 	c->cmp = calloc(1, sizeof(*c->cmp));
 	if (!c->cmp)

@@ -97,6 +97,7 @@ struct debug_ctx {
 	uint32_t open_flags; /* gllmk_open_args.flags the context was opened with */
 	int nonfinite_seen;  /* the first NaN/Inf offender was reported */
 	int compare_off;     /* cpu-generic could not be opened: said once */
+	int compare_prepared_said; /* calls on prepared weights go uncompared: said once */
 	gllmk_context *ref;  /* compare's cpu-generic context, opened at first use */
 	uint64_t calls;      /* operator calls so far */
 	uint64_t buffers;    /* buffers allocated so far */
@@ -161,6 +162,7 @@ void debug_buffer_free(void *st, void *impl);
 gllmk_status debug_buffer_write(void *st, void *impl, uint64_t off, const void *src, uint64_t size);
 gllmk_status debug_buffer_read(void *st, void *impl, uint64_t off, void *dst, uint64_t size);
 gllmk_status debug_buffer_copy(void *st, void *dst, uint64_t dst_off, void *src, uint64_t src_off, uint64_t size);
+gllmk_status debug_weights_prepare(void *st, const gllmk_tensor *w, void **impl, uint64_t *size, uint32_t *layout);
 gllmk_status debug_sync(void *st);
 void debug_translate(struct debug_call *c);
 void debug_check_after(struct debug_call *c);

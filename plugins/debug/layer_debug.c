@@ -377,6 +377,7 @@ static const gllmk_plugin_table debug_owning_table = {
 	.buffer_copy = debug_buffer_copy,
 	.sync = debug_sync,
 	GLLMK_OPS(DEBUG_TABLE_OP)
+	.weights_prepare = debug_weights_prepare,
 };
 
 __attribute__((visibility("default")))

@@ -51,6 +51,12 @@ char *conf_shape_str(char *buf, size_t len, int32_t ndim, const int64_t *shape);
  * runs them on a second context). */
 void conf_matmul_dtype(gllmk_dtype wdt);
 void conf_expert_dtype(gllmk_dtype wdt);
+/* A product's output y (n elements, `independent` of them not copies of
+ * one another) read back into got and checked as matmul's are
+ * (test_matmul.c): each element within its ref_matmul bound, norm-wise from
+ * 64 independent elements, a padded y's padding untouched. */
+void conf_check_product(const char *what, const struct conf_tensor *y, float *got, const double *want,
+			const double *bound, size_t n, size_t independent, gllmk_dtype wdt);
 
 /* Fails the current test after printing a formatted line. */
 void conf_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -521,9 +521,9 @@ size_t conf_lengths_active(void)
 }
 
 #define CONF_OP_NAME(name, type) #name,
-static const char *const op_names[] = { GLLMK_OPS(CONF_OP_NAME) };
+static const char *const op_names[] = { GLLMK_OPS(CONF_OP_NAME) GLLMK_SLOTS_V1_2(CONF_OP_NAME) };
 #define OP_COUNT ((int)(sizeof(op_names) / sizeof(op_names[0])))
-_Static_assert(OP_COUNT == GLLMK_OP_COUNT_V1_1, "coverage counts every ABI v1 op");
+_Static_assert(OP_COUNT == GLLMK_OP_COUNT_V1_1 + 1, "coverage counts every ABI v1 op and weights_prepare");
 
 /* Per op: tests that named it, and tests that reached their end. */
 static struct {

@@ -105,6 +105,16 @@ static struct conf_tensor upload_x(const struct mm_case *c, const float *x, int6
 	}
 }
 
+void conf_check_product(const char *what, const struct conf_tensor *y, float *got, const double *want,
+			const double *bound, size_t n, size_t independent, gllmk_dtype wdt)
+{
+	conf_download(y, got);
+	conf_check_within(what, got, want, bound, n);
+	if (independent >= NORM_MIN_ELEMS)
+		conf_check_rel_norm(what, got, want, n, ref_matmul_norm_tolerance(wdt));
+	conf_check_padding(y); /* a y without padding has none to check */
+}
+
 static void matmul_one(gllmk_dtype wdt, const struct mm_case *c)
 {
 	int64_t qk = ref_block_elems(wdt);
@@ -145,12 +155,8 @@ static void matmul_one(gllmk_dtype wdt, const struct mm_case *c)
 					    : conf_output(GLLMK_F32, 2, y_shape);
 
 	conf_ok(gllmk_matmul(conf.ctx, &yt.t, &xt.t, &wt.t, c->bias ? &bt.t : NULL));
-	conf_download(&yt, got);
-	conf_check_within(what, got, want, bound, (size_t)(m * n));
-	if ((c->x == X_BROADCAST ? n : m * n) >= NORM_MIN_ELEMS) /* independent elements */
-		conf_check_rel_norm(what, got, want, (size_t)(m * n), ref_matmul_norm_tolerance(wdt));
-	if (c->y_padded)
-		conf_check_padding(&yt);
+	conf_check_product(what, &yt, got, want, bound, (size_t)(m * n), (size_t)(c->x == X_BROADCAST ? n : m * n),
+			   wdt);
 
 	conf_free(&xt);
 	conf_free(&wt);

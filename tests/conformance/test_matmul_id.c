@@ -57,8 +57,6 @@ static const struct id_case id_cases[] = {
 	{ .t = 512, .k = 2, .e = 8, .n = 40, .k_elems = 512, .x_per_slot = 1, .padded = 1, .big = 1 },
 };
 
-#define NORM_MIN_ELEMS 64
-
 static int32_t pick_id(const struct id_case *c, struct conf_rng *r, int64_t slot)
 {
 	switch (c->pick) {
@@ -185,12 +183,7 @@ static void matmul_id_one(gllmk_dtype wdt, const struct id_case *c)
 
 	conf_ok(gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &wt.t, &it.t, c->bias ? &bt.t : NULL,
 				c->weighted ? &st.t : NULL));
-	conf_download(&yt, got);
-	conf_check_within(what, got, want, bound, (size_t)(out_rows * n));
-	if (out_rows * n >= NORM_MIN_ELEMS)
-		conf_check_rel_norm(what, got, want, (size_t)(out_rows * n), ref_matmul_norm_tolerance(wdt));
-	if (c->padded)
-		conf_check_padding(&yt);
+	conf_check_product(what, &yt, got, want, bound, (size_t)(out_rows * n), (size_t)(out_rows * n), wdt);
 
 	conf_free(&xt);
 	conf_free(&wt);
@@ -257,12 +250,7 @@ static void batched_one(gllmk_dtype wdt, const struct batched_case *c)
 					  : conf_output(GLLMK_F32, 3, y_shape);
 
 	conf_ok(gllmk_matmul_batched(conf.ctx, &yt.t, &xt.t, &wt.t));
-	conf_download(&yt, got);
-	conf_check_within(what, got, want, bound, (size_t)(c->b * per_y));
-	if (c->b * per_y >= NORM_MIN_ELEMS)
-		conf_check_rel_norm(what, got, want, (size_t)(c->b * per_y), ref_matmul_norm_tolerance(wdt));
-	if (c->padded)
-		conf_check_padding(&yt);
+	conf_check_product(what, &yt, got, want, bound, (size_t)(c->b * per_y), (size_t)(c->b * per_y), wdt);
 
 	conf_free(&xt);
 	conf_free(&wt);

@@ -18,6 +18,11 @@
  *                       bf16 weights), call #2 a bf16 matmul at M = 64, whose
  *                       x a plugin may round to bf16 (cpu-avx512 with
  *                       AVX512-BF16 does: ~2e-3 from cpu-generic)
+ *   prepared FILE       q4_0 weights through gllmk_weights_prepare where the
+ *                       automatically selected plugin prepares them (prints
+ *                       "prepared=1", else 0 and the plain weights): call
+ *                       #1 matmul M = 1, #2 matmul M = 3, #3 get_rows, #4
+ *                       dequantize, each output's bytes to FILE
  *
  * Exit status 0 on success, 1 with gllmk_last_error() when a call failed.
  */
@@ -309,6 +314,68 @@ static int wrong_plugin(const char *dir, int guard)
 	return 0;
 }
 
+/* q4_0 blocks of 8 rows × 64: f16 scales 2^-6..2^-5, random nibbles. */
+static gllmk_tensor q4_0_weights(struct prog *p, const int64_t *shape)
+{
+	gllmk_tensor w = tensor(p, GLLMK_Q4_0, 2, shape);
+	const int64_t blocks = shape[0] * shape[1] / 32;
+	uint8_t *b = malloc((size_t)blocks * 18);
+
+	for (int64_t i = 0; i < blocks * 18; i++)
+		b[i] = (uint8_t)(p->seed = p->seed * 1664525u + 1013904223u) >> 24;
+	for (int64_t i = 0; i < blocks; i++) {
+		b[i * 18] = 0;
+		b[i * 18 + 1] = (uint8_t)(0x24 + (b[i * 18 + 1] & 3));
+	}
+	must(gllmk_buffer_write(w.buf, 0, b, (size_t)blocks * 18), "write");
+	free(b);
+	return w;
+}
+
+static int prepared_weights(const char *file)
+{
+	struct prog p = { .seed = 77 };
+	const int64_t sw[2] = { 16, 64 }, sx1[2] = { 1, 64 }, sx3[2] = { 3, 64 }, sy1[2] = { 1, 16 }, sy3[2] = { 3, 16 };
+	const int64_t sr[2] = { 2, 64 };
+	const int32_t ids[2] = { 15, 3 };
+	gllmk_tensor w, x1, x3, y1, y3, ti, rows, d;
+	gllmk_buffer *pb = NULL;
+	gllmk_status st;
+
+	p.out = fopen(file, "wb");
+	if (!p.out) {
+		perror(file);
+		return 1;
+	}
+	open_context(&p, NULL, NULL);
+	w = q4_0_weights(&p, sw);
+	x1 = input(&p, 2, sx1, 1.0f);
+	x3 = input(&p, 2, sx3, 1.0f);
+	y1 = tensor(&p, GLLMK_F32, 2, sy1);
+	y3 = tensor(&p, GLLMK_F32, 2, sy3);
+	ti = ints(&p, 2, ids);
+	rows = tensor(&p, GLLMK_F32, 2, sr);
+	d = tensor(&p, GLLMK_F32, 2, sw);
+	st = gllmk_weights_prepare(p.ctx, &w, &pb);
+	if (st != GLLMK_E_UNSUPPORTED)
+		must(st, "gllmk_weights_prepare");
+	if (pb) {
+		gllmk_buffer_free(w.buf);
+		w = gllmk_tensor_make(pb, 0, GLLMK_Q4_0, 2, sw);
+	}
+	OP(&p, gllmk_matmul(p.ctx, &y1, &x1, &w, NULL));
+	OP(&p, gllmk_matmul(p.ctx, &y3, &x3, &w, NULL));
+	OP(&p, gllmk_get_rows(p.ctx, &rows, &w, &ti));
+	OP(&p, gllmk_dequantize(p.ctx, &d, &w));
+	dump(&p, &y1);
+	dump(&p, &y3);
+	dump(&p, &rows);
+	dump(&p, &d);
+	printf("prepared=%d\nops=%d\n", pb != NULL, p.ops);
+	gllmk_close(p.ctx);
+	return fclose(p.out) ? 1 : 0;
+}
+
 static int bf16_activations(void)
 {
 	struct prog p = { .seed = 5 };
@@ -339,6 +406,8 @@ int main(int argc, char **argv)
 		return wrong_plugin(argv[2], 1);
 	if (argc == 2 && !strcmp(argv[1], "bf16act"))
 		return bf16_activations();
-	fprintf(stderr, "usage: debug_prog results FILE | nan | wrong DIR | guard DIR | bf16act\n");
+	if (argc == 3 && !strcmp(argv[1], "prepared"))
+		return prepared_weights(argv[2]);
+	fprintf(stderr, "usage: debug_prog results FILE | nan | wrong DIR | guard DIR | bf16act | prepared FILE\n");
 	return 2;
 }

@@ -17,6 +17,9 @@
 #   all      every mode at once
 #   refuse   an unknown GLLMK_DEBUG word or an unwritable GLLMK_DEBUG_FILE
 #            makes gllmk_open fail with the reason
+# trace, check and compare also run the prepared-weights scenario: the same
+# bytes as without the layer, a trace line per op, no check report, and
+# under compare one line saying calls on prepared weights go uncompared.
 set -eu
 
 mode=$1 prog=$2 layer=$3 dir=$4
@@ -68,6 +71,18 @@ ops=$(sed -n 's/^ops=//p' "$tmp/plain.out")
 [ -n "$ops" ] || fail "the program did not say how many ops it ran"
 expect "$tmp/plain.out" '^layer=$'
 
+# prepared GLLMK_DEBUG: the prepared-weights scenario under the layer,
+# identical to the plain run; sets $prepared (1 if the plugin prepared).
+"$prog" prepared "$tmp/prep-plain.bin" >"$tmp/prep-plain.out" 2>"$tmp/prep-plain.err" ||
+	{ show "$tmp/prep-plain.err"; fail "plain prepared-weights run"; }
+prepared=$(sed -n 's/^prepared=//p' "$tmp/prep-plain.out")
+prep_ops=$(sed -n 's/^ops=//p' "$tmp/prep-plain.out")
+prepared() {
+	layer "$1" prep prepared "$tmp/prep.bin" || { show "$tmp/prep.err"; fail "prepared weights under GLLMK_DEBUG=$1"; }
+	cmp -s "$tmp/prep-plain.bin" "$tmp/prep.bin" ||
+		fail "prepared weights under GLLMK_DEBUG=$1 differ from those without the layer"
+}
+
 case $mode in
 off)
 	for v in unset empty; do
@@ -96,6 +111,10 @@ trace)
 	[ ! -s "$tmp/tofile.err" ] || { show "$tmp/tofile.err"; fail "trace to a file printed on stderr"; }
 	n=$(grep -E -c '^gllmk-debug: #[0-9]+ ' "$tmp/trace.log" || true)
 	[ "$n" = "$ops" ] || { show "$tmp/trace.log"; fail "$n trace lines in GLLMK_DEBUG_FILE for $ops calls"; }
+	prepared trace
+	n=$(grep -E -c '^gllmk-debug: #[0-9]+ ' "$tmp/prep.err" || true)
+	[ "$n" = "$prep_ops" ] || { show "$tmp/prep.err"; fail "$n trace lines for $prep_ops calls on prepared weights"; }
+	expect "$tmp/prep.err" '^gllmk-debug: #3 get_rows y=f32\[2,64\] table=q4_0\[16,64\] ids=i32\[2\] '
 	;;
 stats)
 	results stats stats
@@ -114,6 +133,8 @@ check)
 	layer check guard guard "$dir" || { show "$tmp/guard.err"; fail "guard scenario"; }
 	expect "$tmp/guard.err" '^gllmk-debug: check: call #2 relu, argument y: guard bytes after buffer #3 \(256 bytes\) overwritten: byte 0 past its end$'
 	reject "$tmp/guard.err" 'call #1 '
+	prepared check
+	reject "$tmp/prep.err" 'check:'
 	;;
 compare)
 	results compare compare
@@ -126,6 +147,13 @@ compare)
 	reject "$tmp/nan.err" 'compare:'
 	layer compare bf16act bf16act || { show "$tmp/bf16act.err"; fail "bf16act scenario under compare"; }
 	reject "$tmp/bf16act.err" 'compare:'
+	prepared compare
+	reject "$tmp/prep.err" 'differs|could not|cannot'
+	if [ "$prepared" = 1 ]; then
+		expect "$tmp/prep.err" '^gllmk-debug: compare: call #1 matmul: w is prepared weights \(the plugin.s layout\): calls that read prepared weights are not compared$'
+		n=$(grep -c 'compare:' "$tmp/prep.err" || true)
+		[ "$n" = 1 ] || { show "$tmp/prep.err"; fail "$n compare lines on prepared weights, want the one note"; }
+	fi
 	;;
 all)
 	results all all

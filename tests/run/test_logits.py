@@ -83,6 +83,7 @@ class Case:
     kv: str = "f16"  # --kv-type
     mmap: bool = False  # --mmap: CPU plugins compute on the file's pages, not a copy
     bf16_act: bool = False  # --bf16-activations
+    prepare: bool = True  # False: --no-prepare (weights in the file's layout)
 
     def args(self):
         return make_model.parse_args(list(self.model) + ["--out", "-"])
@@ -153,6 +154,8 @@ CASES = [
     llama("F32", "core", "--experts", "8", name="mixtral-F32"),
     Case("qwen3moe-F32", "core", ("--arch", "qwen3moe")),
     llama("Q4_K", "core", "--experts", "8", name="mixtral-Q4_K"),
+    # q4_0 experts, prepared ([E, N, K] in the CPU plugins' q4_0x8 layout, gllmk_weights_prepare)
+    llama("Q4_0", "core", "--experts", "8", name="mixtral-Q4_0-prompt40-batch16", prompt=40, n=5, batch=16),
     Case("qwen3moe-Q8_0-e16k4", "gpu", ("--arch", "qwen3moe", "--dtype", "Q8_0", "--experts", "16",
                                         "--experts-used", "4")),
     llama("F32", "gpu", "--experts", "8", name="mixtral-F32-prompt40-batch16", prompt=40, n=5, batch=16),
@@ -201,6 +204,8 @@ CASES = [
     llama("F32", "gpu", name="llama-kv-q4_0-prompt40-batch16", prompt=40, n=5, batch=16, kv="q4_0"),
     Case("qwen2-F32-kv-q4_0", "full", ("--arch", "qwen2"), kv="q4_0"),
     llama("Q4_0", "full", "--embd-dtype", "F16", name="llama-Q4_0-embdF16"),
+    # the same q4_0 weights in the file's layout (the plugins' plain q4_0 dots)
+    llama("Q4_0", "core", name="llama-Q4_0-no-prepare", prompt=40, n=5, batch=16, prepare=False),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
     Case("qwen3-Q6_K-tied", "full", ("--arch", "qwen3", "--dtype", "Q6_K", "--tied")),
     # ABI 1.1's ten formats (random blocks: every grid entry, sign pattern and scale):
@@ -278,6 +283,8 @@ def run_gllmk(cmd, model, case, plugin, logits_path):
         argv += ["--mmap"]
     if case.bf16_act:
         argv += ["--bf16-activations"]
+    if not case.prepare:
+        argv += ["--no-prepare"]
     p = subprocess.run(argv, capture_output=True, timeout=300)
     if p.returncode != 0:
         err = p.stderr.decode(errors="replace").strip()
@@ -308,6 +315,23 @@ def tol_class(m):
     names = [n for n, t in m.tensors.items() if len(t.shape) in (2, 3) and n != "token_embd.weight"]
     names += ["token_embd.weight"] if m.output_name == "token_embd" else []
     return "float" if {m.tensors[n].tensor_type.name for n in names} <= FLOAT_TYPES else "quant"
+
+
+# The plugins that prepare q4_0 matrices (gllmk_weights_prepare, SPEC/CPU.md); cpu-neon
+# does where the CPU has sdot, the GPU plugins never.
+PREPARING = {"cpu-generic", "cpu-avx2", "cpu-avx512"}
+
+
+def prepared_problem(case, doc, ref_model):
+    """What is wrong with the JSON's count of prepared matrices, or None."""
+    has_q4_0 = any(t.tensor_type.name == "Q4_0" and len(t.shape) in (2, 3) for t in ref_model.tensors.values())
+    if not case.prepare and doc["prepared"] != 0:
+        return f"{doc['prepared']} matrices prepared under --no-prepare"
+    if case.prepare and has_q4_0 and doc["plugin"] in PREPARING and doc["prepared"] == 0:
+        return "no q4_0 matrix prepared"
+    if doc["plugin"] in ("vulkan", "opencl") and doc["prepared"] != 0:
+        return f"{doc['prepared']} matrices prepared on a GPU plugin"
+    return None
 
 
 def compare(case, doc, got, ref_model):
@@ -341,7 +365,9 @@ def compare(case, doc, got, ref_model):
         return False, cls, worst, msg + f"; generated {doc['generated']} != argmax of its logits {own}"
     if not doc["utf8"]:
         return False, cls, worst, msg + "; the JSON on stdout is not valid UTF-8"
-    return worst <= tol, cls, worst, msg
+    if prepared_problem(case, doc, ref_model):
+        return False, cls, worst, msg + "; " + prepared_problem(case, doc, ref_model)
+    return worst <= tol, cls, worst, msg + (f", {doc['prepared']} prepared" if doc["prepared"] else "")
 
 
 def plugin_level(plugin, wrapper, quick):

@@ -295,9 +295,9 @@ static void print_table(const struct bench_report *b)
 	const struct run_opts *o = b->o;
 	double roof = roofline(b);
 
-	printf("gllmk-run --bench: %s (%s, %.1f MiB of weights per token), plugin %s, %d threads, %d reps%s\n", o->model,
-	       b->m->arch_name, (double)b->m->weight_bytes_per_token / (1 << 20), b->plugin, b->threads, o->reps,
-	       o->bf16_act ? ", --bf16-activations" : "");
+	printf("gllmk-run --bench: %s (%s, %.1f MiB of weights per token), plugin %s, %d threads, %d reps, "
+	       "%d matrices prepared%s\n", o->model, b->m->arch_name, (double)b->m->weight_bytes_per_token / (1 << 20),
+	       b->plugin, b->threads, o->reps, b->m->n_prepared, o->bf16_act ? ", --bf16-activations" : "");
 	printf("machine: %s; DRAM read %.1f GB/s (%d threads), FMA peak %.0f GFLOP/s, load average %.2f\n", b->lim.cpu,
 	       b->lim.dram, b->lim.threads, b->lim.peak, b->lim.loadavg);
 	if (b->lim.device_mib > 0)
@@ -371,6 +371,7 @@ static void print_json(const struct bench_report *b)
 	json_key(stdout, &first, "plugin"), json_str(stdout, b->plugin, strlen(b->plugin));
 	json_key(stdout, &first, "threads"), printf("%d", b->threads);
 	json_key(stdout, &first, "bf16_activations"), printf("%s", o->bf16_act ? "true" : "false");
+	json_key(stdout, &first, "prepared"), printf("%d", b->m->n_prepared);
 	json_key(stdout, &first, "reps"), printf("%d", o->reps);
 	json_key(stdout, &first, "pp_tokens"), printf("%d", o->pp);
 	json_key(stdout, &first, "tg_tokens"), printf("%d", o->tg);

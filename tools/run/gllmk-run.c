@@ -30,6 +30,9 @@ static const char USAGE[] =
 	"      --logits FILE      write every evaluated position's logits (f32 rows)\n"
 	"      --mmap             CPU plugins: compute on the file's mapped pages (instant load) instead of\n"
 	"                         a copy in gllmk buffers (huge pages: faster decode)\n"
+	"      --no-prepare       keep every weight in the file's layout (default: matrices the plugin has a\n"
+	"                         layout of its own for are copied into it once, gllmk_weights_prepare;\n"
+	"                         --mmap prepares nothing)\n"
 	"      --bf16-activations open with GLLMK_OPEN_BF16_ACTIVATIONS: bf16-weight matmuls may round\n"
 	"                         activations to bf16 as llama.cpp does (cpu-avx512 with AVX512-BF16:\n"
 	"                         vdpbf16ps prefill; ~1.5e-3 relative error per product, not 1e-7)\n"
@@ -85,7 +88,7 @@ static int parse_float(const char *arg, const char *name, float lo, float hi, fl
 }
 
 enum { O_PROMPT_IDS = 256, O_PROMPT_FILE, O_TEMP, O_TOP_K, O_TOP_P, O_SEED, O_PLUGIN, O_LOGITS, O_BENCH, O_REPS,
-       O_PP, O_TG, O_DEPTH, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP, O_BF16_ACT };
+       O_PP, O_TG, O_DEPTH, O_PEER, O_INFO, O_JSON, O_KV_TYPE, O_PARALLEL, O_MMAP, O_NO_PREPARE, O_BF16_ACT };
 
 static const struct option LONG_OPTS[] = {
 	{ "model", required_argument, NULL, 'm' },	   { "prompt-ids", required_argument, NULL, O_PROMPT_IDS },
@@ -101,6 +104,7 @@ static const struct option LONG_OPTS[] = {
 	{ "info", no_argument, NULL, O_INFO },		   { "json", no_argument, NULL, O_JSON },
 	{ "kv-type", required_argument, NULL, O_KV_TYPE }, { "parallel", required_argument, NULL, O_PARALLEL },
 	{ "mmap", no_argument, NULL, O_MMAP },		   { "quiet", no_argument, NULL, 'q' },
+	{ "no-prepare", no_argument, NULL, O_NO_PREPARE },
 	{ "bf16-activations", no_argument, NULL, O_BF16_ACT }, { "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -150,6 +154,7 @@ static int take_option(int c, const char *arg, struct run_opts *o, struct run_er
 	case O_PARALLEL: r = parse_i64(arg, "--parallel", 1, 4096, &o->parallel, e); break;
 	case 'q': o->quiet = true; break;
 	case O_MMAP: o->mmap = true; break;
+	case O_NO_PREPARE: o->no_prepare = true; break;
 	case O_BF16_ACT: o->bf16_act = true; break;
 	default: r = run_fail(e, RUN_E_BAD_INPUT, "unknown option (gllmk-run --help lists them)");
 	}
@@ -381,6 +386,7 @@ static void print_json(const struct run_model *m, gllmk_context *ctx, const stru
 	json_key(stdout, &first, "plugin"), json_str(stdout, gllmk_context_plugin(ctx), strlen(gllmk_context_plugin(ctx)));
 	json_key(stdout, &first, "threads"), printf("%d", o->threads ? o->threads : run_default_threads());
 	json_key(stdout, &first, "n_vocab"), printf("%lld", (long long)m->hp.n_vocab);
+	json_key(stdout, &first, "prepared"), printf("%d", m->n_prepared);
 	json_key(stdout, &first, "n_ctx"), printf("%lld", (long long)g->n_ctx);
 	json_key(stdout, &first, "prompt"), print_ids_json(stdout, prompt);
 	json_key(stdout, &first, "generated"), print_ids_json(stdout, &g->generated);
@@ -423,9 +429,9 @@ static void print_text(const struct run_model *m, gllmk_context *ctx, const stru
 	}
 	if (quiet)
 		return;
-	fprintf(stderr, "gllmk-run: %s on %s: load %.1f ms (%s), prompt %lld tokens %.1f ms (%.1f t/s), %lld more in %.1f ms (%.2f t/s)\n",
+	fprintf(stderr, "gllmk-run: %s on %s: load %.1f ms (%s, %d prepared), prompt %lld tokens %.1f ms (%.1f t/s), %lld more in %.1f ms (%.2f t/s)\n",
 		m->arch_name, gllmk_context_plugin(ctx), m->load_ms, m->wrapped ? "mapped" : "uploaded",
-		(long long)prompt->n, g->prefill_ms, prompt->n * 1e3 / fmax(g->prefill_ms, 1e-6), (long long)decoded,
+		m->n_prepared, (long long)prompt->n, g->prefill_ms, prompt->n * 1e3 / fmax(g->prefill_ms, 1e-6), (long long)decoded,
 		g->decode_ms, decoded > 0 ? decoded * 1e3 / fmax(g->decode_ms, 1e-6) : 0.0);
 }
 
@@ -560,6 +566,7 @@ static int par_output(const struct run_model *m, gllmk_context *ctx, const struc
 	json_key(stdout, &first, "arch"), json_str(stdout, m->arch_name, strlen(m->arch_name));
 	json_key(stdout, &first, "plugin"), json_str(stdout, gllmk_context_plugin(ctx), strlen(gllmk_context_plugin(ctx)));
 	json_key(stdout, &first, "n_vocab"), printf("%lld", (long long)m->hp.n_vocab);
+	json_key(stdout, &first, "prepared"), printf("%d", m->n_prepared);
 	json_key(stdout, &first, "n_ctx"), printf("%lld", (long long)n_ctx);
 	json_key(stdout, &first, "parallel"), printf("%lld", (long long)p->n);
 	json_key(stdout, &first, "sequences"), fputc('[', stdout);
@@ -692,7 +699,7 @@ static int run(const struct run_opts *o, struct run_error *e)
 	r = model_describe(f, &m, e);
 	if (!r && o->info)
 		info_print(&m, stdout);
-	else if (!r && !(r = open_context(o, &ctx, e)) && !(r = model_bind(&m, ctx, o->mmap, o->quiet, e)))
+	else if (!r && !(r = open_context(o, &ctx, e)) && !(r = model_bind(&m, ctx, o->mmap, !o->no_prepare, o->quiet, e)))
 		r = o->bench ? bench_run(&m, ctx, o, e)
 			     : o->parallel ? run_parallel(&m, ctx, o, e)
 					   : run_generate(&m, ctx, o, e);

@@ -651,6 +651,28 @@ static int upload(struct run_model *m, gllmk_context *ctx, const struct gguf_ten
 	return 0;
 }
 
+/* A matrix (or experts) just uploaded, as the plugin's prepared copy
+ * where it has a layout for it (gllmk_weights_prepare; CPU plugins: q4_0,
+ * SPEC/CPU.md): the copy takes the upload's place among the kept buffers. */
+static int prepare(struct run_model *m, gllmk_context *ctx, gllmk_tensor *view, struct run_error *e)
+{
+	gllmk_buffer *p;
+	gllmk_status st;
+
+	if (view->ndim < 2)
+		return 0;
+	st = gllmk_weights_prepare(ctx, view, &p);
+	if (st == GLLMK_E_UNSUPPORTED)
+		return 0;
+	if (st)
+		return run_gllmk_error(e, "gllmk_weights_prepare", st);
+	gllmk_buffer_free(m->bufs[m->n_bufs - 1]);
+	m->bufs[m->n_bufs - 1] = p;
+	*view = gllmk_tensor_make(p, 0, (gllmk_dtype)view->dtype, view->ndim, view->shape);
+	m->n_prepared++;
+	return 0;
+}
+
 /* Norms and biases in f16/bf16 become f32 on the device (gllmk_convert). */
 static int to_f32(struct run_model *m, gllmk_context *ctx, gllmk_tensor *v, struct run_error *e)
 {
@@ -681,7 +703,8 @@ static void progress(const struct run_model *m, double t0, uint64_t done, uint64
 	*shown = true;
 }
 
-int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool quiet, struct run_error *e)
+int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool prepare_weights, bool quiet,
+	       struct run_error *e)
 {
 	const struct gguf_file *f = m->gguf;
 	gllmk_buffer *whole = NULL;
@@ -706,7 +729,8 @@ int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool q
 
 		if (m->wrapped)
 			*b->view = raw_view(b->t, whole, f->data_offset + b->t->offset);
-		else if (upload(m, ctx, b->t, b->view, e))
+		else if (upload(m, ctx, b->t, b->view, e) ||
+			 (prepare_weights && !b->to_f32 && prepare(m, ctx, b->view, e)))
 			return e->status;
 		if (b->to_f32 && to_f32(m, ctx, b->view, e))
 			return e->status;

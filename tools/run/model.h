@@ -96,6 +96,7 @@ struct run_model {
 	uint64_t weight_bytes_per_token;
 	double matmul_flops_per_token;
 	double load_ms;
+	int n_prepared; /* matrices in a layout of the plugin's (gllmk_weights_prepare) */
 	bool wrapped; /* the weights are the file's mapping, not a copy */
 	bool tied;    /* no output.weight: the output matrix is token_embd */
 };
@@ -115,8 +116,11 @@ struct run_error {
 /* Reads the hyper-parameters and checks every tensor, without a context:
  * fills m (bufs empty) or e. */
 int model_describe(struct gguf_file *f, struct run_model *m, struct run_error *e);
-/* Binds the weights to ctx (wrap or upload); progress on stderr unless quiet. */
-int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool quiet, struct run_error *e);
+/* Binds the weights to ctx (wrap, or upload and, with prepare, the
+ * plugin's prepared copy of each matrix it has a layout for); progress on
+ * stderr unless quiet. */
+int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool prepare, bool quiet,
+	       struct run_error *e);
 void model_release(struct run_model *m);
 
 /* ------------------------------------------------------------ forward */

@@ -22,6 +22,7 @@ struct run_opts {
 	int64_t parallel; /* --parallel N: N sequences through the paged cache (0: off) */
 	bool bench, info, json, quiet;
 	bool mmap; /* --mmap: CPU plugins wrap the file's mapping */
+	bool no_prepare; /* --no-prepare: weights stay in the file's layout */
 	bool bf16_act; /* --bf16-activations: GLLMK_OPEN_BF16_ACTIVATIONS */
 };
 

@@ -20,6 +20,7 @@
 #include "gemm/qgemm.h"
 #include "gemm/sgemm.h"
 #include "fp16.h"
+#include "prepared.h"
 #include "quant_blocks.h"
 
 #define KC_MAX CPU_QGEMM_KC_MAX
@@ -159,17 +160,24 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 	const char *src = (const char *)g->w + n0 * g->w_row_bytes + cpu_row_bytes(g->w_dtype, p0);
 	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype], isc_pack = r->k->qgemm.pack_b_isc[g->w_dtype];
 	const int64_t rows = min64(g->n - n0, CPU_QGEMM_NR);
+	int64_t row_bytes = g->w_row_bytes;
+	_Alignas(64) char plain[CPU_QGEMM_NR * CPU_QGEMM_KC_MAX / QK4_0 * sizeof(struct block_q4_0)];
 
+	if (g->w_prepared) { /* the panel's part of its groups, back to q4_0 rows */
+		cpu_q4_0x8_unpack(g->w, g->w_row_bytes, n0, rows, p0, kc, plain);
+		src = plain;
+		row_bytes = cpu_row_bytes(g->w_dtype, kc);
+	}
 	if (r->isc && isc_pack && kc % 64 == 0) {
-		isc_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
+		isc_pack(src, row_bytes, rows, kc, r->w_bias, dst);
 		return;
 	}
 	if (isa_pack && kc % 64 == 0)
-		isa_pack(src, g->w_row_bytes, rows, kc, r->w_bias, dst);
+		isa_pack(src, row_bytes, rows, kc, r->w_bias, dst);
 	else
-		cpu_qgemm_pack_b(g->w_dtype, r->w_bias, src, g->w_row_bytes, rows, kc, dst);
+		cpu_qgemm_pack_b(g->w_dtype, r->w_bias, src, row_bytes, rows, kc, dst);
 	if (r->isc)
-		cpu_qgemm_isc_scales(g->w_dtype, src, g->w_row_bytes, rows, kc, dst);
+		cpu_qgemm_isc_scales(g->w_dtype, src, row_bytes, rows, kc, dst);
 }
 
 /* Bytes of a packed 16-row panel kc deep. */
