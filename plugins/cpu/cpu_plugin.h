@@ -43,9 +43,10 @@ GLLMK_SLOTS_V1_2(CPU_DECLARE_SLOT)
 
 /* count products y = x · wᵀ (+ bias), each x one row, every w of one
  * dtype and shape (matmul_id's experts at one token): where the ISA has
- * multi-row dots, one pass of the pool over all their weight rows with
- * each distinct activation encoded once (ops_matmul.c), else cpu_matmul
- * one after another. bias may be NULL. */
+ * multi-row dots or the weights are prepared (prepared.c), one pass of the
+ * pool over all their weight rows with each distinct activation encoded
+ * once (ops_matmul.c), else cpu_matmul one after another. bias may be
+ * NULL. */
 struct cpu_matmul_part {
 	gllmk_tensor y, x, w;
 	const gllmk_tensor *bias;

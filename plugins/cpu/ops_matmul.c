@@ -367,15 +367,17 @@ static char *encode_parts(struct cpu_state *s, struct parts_job *pj, int64_t cou
 }
 
 /* Whether every part is one activation row against a weight the multi-row
- * dots can take, all of one dtype and shape. */
+ * dots (or, prepared, the group kernel) can take, all of one dtype, layout
+ * and shape. */
 static int parts_fit(const struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count)
 {
 	const struct cpu_matmul_kernel *mk = &s->k->matmul[part[0].w.dtype];
 
-	if (!mk->vec_dot_rows || part[0].w.buf->layout) /* prepared: one cpu_matmul a part */
+	if (!mk->vec_dot_rows && !part[0].w.buf->layout)
 		return 0;
 	for (int64_t p = 0; p < count; p++)
 		if (cpu_rows(&part[p].x) != 1 || part[p].w.dtype != part[0].w.dtype ||
+		    part[p].w.buf->layout != part[0].w.buf->layout ||
 		    cpu_rows(&part[p].w) != cpu_rows(&part[0].w) || cpu_row_len(&part[p].x) != cpu_row_len(&part[0].x) ||
 		    cpu_uniform_row_stride(&part[p].w, 1) != cpu_uniform_row_stride(&part[0].w, 1))
 			return 0;
@@ -390,6 +392,8 @@ gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part 
 	int64_t *xq_of;
 	char *xq = NULL;
 
+	if (count >= 2 && part[0].w.buf->layout && parts_fit(s, part, count))
+		return cpu_matmul_parts_prepared(s, part, count);
 	if (count < 2 || !parts_fit(s, part, count)) {
 		gllmk_status st = GLLMK_OK;
 

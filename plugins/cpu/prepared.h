@@ -22,14 +22,15 @@
 #define CPU_LAYOUT_Q4_0X8 1u
 #define CPU_Q4_0X8_ROWS 8
 
-/* The largest M that matmul keeps on the group kernel before the GEMMs
- * (which decode the groups back to q4_0 rows to pack them) take it. 8
- * matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a matrix,
- * prepared (group kernel, 4 activation rows a call) / plain (the int8 GEMM
- * from M = 6): M = 8 0.99 / 1.63, 16 2.10 / 2.40, 24 3.10 / 3.28, 32 4.18 /
- * 4.10; the GEMM on prepared weights at M = 64 0.95x the plain one (the
- * decoding into its packer), at 128 and 512 even. */
-#define CPU_PREPARED_SMALL_M 24
+/* The largest M that matmul keeps on the group kernel before the int8
+ * GEMM takes it (decoding the groups back to q4_0 rows into its packer). 8
+ * matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a matrix, group
+ * kernel / GEMM on the prepared weights / the plain weights' best path:
+ * M = 8 0.99 / – / 1.63, 16 2.10 / – / 2.40, 24 2.87 / 3.40 / 3.06-3.12,
+ * 32 3.80 / 4.16 / 3.82, 40 4.81 / 4.90 / 4.55, 48 5.68 / 5.54 / 5.19,
+ * 128 15.35 / 13.22 / 12.69-12.96. Above M = 24 the prepared weights run
+ * 0.92-0.98x the plain ones (the decoding; even at 512). */
+#define CPU_PREPARED_SMALL_M 40
 
 struct cpu_q4_0x8 {
 	uint16_t d[CPU_Q4_0X8_ROWS];
@@ -73,5 +74,9 @@ cpu_dot_q4_0x8_fn cpu_ref_dot_q4_0x8;
  * take): x encoded to q8_0 once, each group of 8 rows through the ISA's
  * group kernel for every activation row. */
 gllmk_status cpu_matmul_prepared(struct cpu_state *s, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias);
+/* cpu_matmul_parts (cpu_plugin.h) on prepared weights: every part one
+ * activation row, one dtype and shape, its rows evenly spaced; the parts'
+ * groups in one pass of the pool, each distinct activation encoded once. */
+gllmk_status cpu_matmul_parts_prepared(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count);
 
 #endif

@@ -66,12 +66,12 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 3, .n = 8, .k_blocks = 1, .bias = 1 },
 	{ .m = 7, .n = 264, .k_blocks = 33, .free_source = 1 },
 	/* tiles of 4 activation rows and a short last one; both sides of the
-	 * small-M limit (24 rows; above, the GEMMs decode the groups) */
+	 * small-M limit (40 rows; above, the GEMMs decode the groups) */
 	{ .m = 5, .n = 16, .k_blocks = 9, .bias = 1 },
 	{ .m = 16, .n = 24, .k_blocks = 5, .bias = 1 },
 	{ .m = 23, .n = 24, .k_blocks = 5, .bias = 1, .y_padded = 1 },
-	{ .m = 24, .n = 8, .k_blocks = 2, .x_padded = 1 },
-	{ .m = 25, .n = 32, .k_blocks = 3, .bias = 1, .y_padded = 1 },
+	{ .m = 40, .n = 8, .k_blocks = 2, .x_padded = 1 },
+	{ .m = 41, .n = 32, .k_blocks = 3, .bias = 1, .y_padded = 1 },
 	{ .m = 33, .n = 8, .k_blocks = 17, .x_padded = 1, .free_source = 1 },
 	{ .m = 1, .n = 4104, .k_blocks = 128, .bias = 1, .big = 1 },
 	{ .m = 100, .n = 32, .k_blocks = 128, .big = 1 },
@@ -214,7 +214,9 @@ static void ref_rows_by_matrix(const uint8_t *w, int64_t n, int64_t k, const flo
 			   want + i * n, bound + i * n);
 }
 
-static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, int64_t k)
+/* distinct: each slot its own expert (decoding's one pass over all the
+ * experts' groups, cpu_matmul_parts); bias: matmul_id's [E, N] bias. */
+static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, int64_t k, int distinct, int bias)
 {
 	const int64_t slots = t * kk;
 	int64_t w_shape[3] = { e, n, k }, x_shape[2] = { t, k }, id_shape[2] = { t, kk }, y_shape[3] = { t, kk, n };
@@ -222,29 +224,34 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 	gllmk_buffer *pb;
 	char what[128];
 
-	snprintf(what, sizeof(what), "prepared q4_0 matmul_id T=%lld k=%lld E=%lld N=%lld K=%lld", (long long)t,
-		 (long long)kk, (long long)e, (long long)n, (long long)k);
+	snprintf(what, sizeof(what), "prepared q4_0 matmul_id T=%lld k=%lld E=%lld N=%lld K=%lld%s%s", (long long)t,
+		 (long long)kk, (long long)e, (long long)n, (long long)k, distinct ? " distinct" : "",
+		 bias ? " bias" : "");
 	conf_rng_init(&r, what);
 	struct prep_host h = prep_host_draw(&r, e * n, k, t, slots * n);
 	float *xs = conf_xmalloc(sizeof(float) * (size_t)(slots * k));
 	int32_t *ids = conf_xmalloc(sizeof(int32_t) * (size_t)slots);
 
 	for (int64_t s = 0; s < slots; s++) {
-		ids[s] = (int32_t)conf_rng_int(&r, 0, e - 1);
+		ids[s] = (int32_t)(distinct ? (s * 3 + 1) % e : conf_rng_int(&r, 0, e - 1));
 		memcpy(xs + s * k, h.x + s / kk * k, sizeof(float) * (size_t)k);
 	}
 	ref_rows_by_matrix(h.w, n, k, xs, ids, slots, h.want, h.bound);
+	for (int64_t s = 0; bias && s < slots; s++)
+		for (int64_t c = 0; c < n; c++)
+			h.want[s * n + c] += h.bias[ids[s] * n + c];
 
 	struct conf_tensor wt = conf_upload(GLLMK_Q4_0, 3, w_shape, h.w);
 	struct conf_tensor xt = conf_upload(GLLMK_F32, 2, x_shape, h.x);
 	struct conf_tensor it = conf_upload(GLLMK_I32, 2, id_shape, ids);
+	struct conf_tensor bt = conf_upload(GLLMK_F32, 2, w_shape, h.bias); /* [E, N]: w_shape's first two */
 	struct conf_tensor yt = conf_output(GLLMK_F32, 3, y_shape);
 
 	if (prepare_or_decline(what, &wt.t, &pb)) {
 		const gllmk_tensor p = gllmk_tensor_make(pb, 0, GLLMK_Q4_0, 3, w_shape);
 
 		conf_free(&wt);
-		conf_ok(gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &p, &it.t, NULL, NULL));
+		conf_ok(gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &p, &it.t, bias ? &bt.t : NULL, NULL));
 		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(slots * n), (size_t)(slots * n),
 				   GLLMK_Q4_0);
 		gllmk_buffer_free(pb);
@@ -252,6 +259,7 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 	conf_free(&wt);
 	conf_free(&xt);
 	conf_free(&it);
+	conf_free(&bt);
 	conf_free(&yt);
 	prep_host_free(&h);
 	free(xs);
@@ -298,8 +306,10 @@ static void prepared_experts(void **state)
 {
 	(void)state;
 	conf_begin("weights_prepare");
-	prepared_experts_case(1, 2, 5, 16, 64);   /* decoding: one row per expert */
-	prepared_experts_case(33, 2, 3, 24, 96);  /* a prompt: groups past the small-M limits */
+	prepared_experts_case(1, 2, 5, 16, 64, 0, 0);   /* decoding, experts drawn (maybe one twice) */
+	prepared_experts_case(1, 4, 8, 24, 96, 1, 1);   /* decoding: 4 experts in one pass */
+	prepared_experts_case(2, 3, 7, 8, 32, 1, 0);    /* two tokens, 6 experts in one pass */
+	prepared_experts_case(33, 2, 3, 24, 96, 0, 1);  /* a prompt: groups past the small-M limit */
 	prepared_batched_case(3, 2, 8, 96);
 	prepared_batched_case(2, 20, 16, 64);
 	conf_covered("weights_prepare");

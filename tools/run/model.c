@@ -651,26 +651,54 @@ static int upload(struct run_model *m, gllmk_context *ctx, const struct gguf_ten
 	return 0;
 }
 
-/* A matrix (or experts) just uploaded, as the plugin's prepared copy
- * where it has a layout for it (gllmk_weights_prepare; CPU plugins: q4_0,
- * SPEC/CPU.md): the copy takes the upload's place among the kept buffers. */
+/* The plugin's prepared copy of a matrix (or experts) in view, where it
+ * has a layout for it (gllmk_weights_prepare; CPU plugins: q4_0,
+ * SPEC/CPU.md): 1 prepared (*view is the copy), 0 declined, else an error. */
 static int prepare(struct run_model *m, gllmk_context *ctx, gllmk_tensor *view, struct run_error *e)
 {
 	gllmk_buffer *p;
-	gllmk_status st;
+	gllmk_status st = gllmk_weights_prepare(ctx, view, &p);
 
-	if (view->ndim < 2)
-		return 0;
-	st = gllmk_weights_prepare(ctx, view, &p);
 	if (st == GLLMK_E_UNSUPPORTED)
 		return 0;
 	if (st)
 		return run_gllmk_error(e, "gllmk_weights_prepare", st);
-	gllmk_buffer_free(m->bufs[m->n_bufs - 1]);
-	m->bufs[m->n_bufs - 1] = p;
+	if (keep_buffer(m, p)) {
+		gllmk_buffer_free(p);
+		return run_fail(e, RUN_E_GLLMK, "out of memory");
+	}
 	*view = gllmk_tensor_make(p, 0, (gllmk_dtype)view->dtype, view->ndim, view->shape);
 	m->n_prepared++;
-	return 0;
+	return 1;
+}
+
+/* A matrix bound prepared when the plugin has a layout for it, else
+ * uploaded. The copy is made from the file's bytes, wrapped for the call
+ * (the CPU plugins wrap host memory), so no upload is made only to be
+ * freed. A plugin that cannot wrap them gets an upload: device plugins
+ * have no prepared layouts today. */
+static int bind_matrix(struct run_model *m, gllmk_context *ctx, const struct gguf_tensor *t, gllmk_tensor *out,
+		       struct run_error *e)
+{
+	gllmk_buffer *file;
+	gllmk_tensor v;
+	gllmk_status st = gllmk_buffer_wrap(ctx, (void *)t->data, t->nbytes, &file);
+	int r;
+
+	if (st == GLLMK_E_UNSUPPORTED || st == GLLMK_E_ALIGN)
+		return upload(m, ctx, t, out, e);
+	if (st)
+		return run_gllmk_error(e, "gllmk_buffer_wrap (a weight to prepare)", st);
+	v = raw_view(t, file, 0);
+	r = prepare(m, ctx, &v, e);
+	gllmk_buffer_free(file);
+	if (r < 0)
+		return e->status;
+	if (r == 1) {
+		*out = v;
+		return 0;
+	}
+	return upload(m, ctx, t, out, e);
 }
 
 /* Norms and biases in f16/bf16 become f32 on the device (gllmk_convert). */
@@ -729,8 +757,8 @@ int model_bind(struct run_model *m, gllmk_context *ctx, bool map_weights, bool p
 
 		if (m->wrapped)
 			*b->view = raw_view(b->t, whole, f->data_offset + b->t->offset);
-		else if (upload(m, ctx, b->t, b->view, e) ||
-			 (prepare_weights && !b->to_f32 && prepare(m, ctx, b->view, e)))
+		else if (prepare_weights && !b->to_f32 && b->t->n_dims >= 2 ? bind_matrix(m, ctx, b->t, b->view, e) :
+										   upload(m, ctx, b->t, b->view, e))
 			return e->status;
 		if (b->to_f32 && to_f32(m, ctx, b->view, e))
 			return e->status;
