@@ -78,38 +78,52 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 512, .n = 16, .k_blocks = 2, .bias = 1 },
 };
 
-/* dequantize and get_rows of the copy, exactly the plain rows' decode. */
+/* dequantize of a prepared copy (any rank): every row exactly its plain
+ * decode. */
+static void check_dequantize(const char *what, const gllmk_tensor *p, const uint8_t *w)
+{
+	const int64_t k = p->shape[p->ndim - 1], rows = (int64_t)conf_numel(p->ndim, p->shape) / k;
+	const size_t row_bytes = ref_row_bytes(GLLMK_Q4_0, k);
+	float *got = conf_xmalloc(sizeof(float) * (size_t)(rows * k));
+	double *want = conf_xmalloc(sizeof(double) * (size_t)(rows * k));
+	struct conf_tensor yt = conf_output(GLLMK_F32, p->ndim, p->shape);
+	char sub[192];
+
+	for (int64_t i = 0; i < rows; i++)
+		ref_decode_row(GLLMK_Q4_0, w + (size_t)i * row_bytes, want + i * k, k);
+	conf_ok(gllmk_dequantize(conf.ctx, &yt.t, p));
+	conf_download(&yt, got);
+	snprintf(sub, sizeof(sub), "%s dequantize", what);
+	conf_check_close(sub, got, want, (size_t)(rows * k), 0.0, 0.0);
+	conf_free(&yt);
+	free(got);
+	free(want);
+}
+
+/* dequantize and get_rows (the first, last, middle and two drawn rows) of
+ * a prepared [N, K] copy, exactly the plain rows' decode. */
 static void check_reads(const char *what, const gllmk_tensor *p, const uint8_t *w, int64_t n, int64_t k,
 			struct conf_rng *r)
 {
 	const size_t row_bytes = ref_row_bytes(GLLMK_Q4_0, k);
 	int32_t ids[5] = { (int32_t)(n - 1), 0, (int32_t)conf_rng_int(r, 0, n - 1), (int32_t)conf_rng_int(r, 0, n - 1),
 			   (int32_t)(n / 2) };
-	int64_t y_shape[2] = { n, k }, g_shape[2] = { 5, k }, nid = 5;
-	float *got = conf_xmalloc(sizeof(float) * (size_t)(n * k));
-	double *want = conf_xmalloc(sizeof(double) * (size_t)(n * k));
+	int64_t g_shape[2] = { 5, k }, nid = 5;
+	float *got = conf_xmalloc(sizeof(float) * (size_t)(5 * k));
 	double *rows = conf_xmalloc(sizeof(double) * (size_t)(5 * k));
-	struct conf_tensor yt = conf_output(GLLMK_F32, 2, y_shape), gt = conf_output(GLLMK_F32, 2, g_shape);
-	struct conf_tensor it = conf_upload(GLLMK_I32, 1, &nid, ids);
+	struct conf_tensor gt = conf_output(GLLMK_F32, 2, g_shape), it = conf_upload(GLLMK_I32, 1, &nid, ids);
 	char sub[192];
 
-	for (int64_t i = 0; i < n; i++)
-		ref_decode_row(GLLMK_Q4_0, w + (size_t)i * row_bytes, want + i * k, k);
-	conf_ok(gllmk_dequantize(conf.ctx, &yt.t, p));
-	conf_download(&yt, got);
-	snprintf(sub, sizeof(sub), "%s dequantize", what);
-	conf_check_close(sub, got, want, (size_t)(n * k), 0.0, 0.0);
+	check_dequantize(what, p, w);
+	for (int i = 0; i < 5; i++)
+		ref_decode_row(GLLMK_Q4_0, w + (size_t)ids[i] * row_bytes, rows + i * k, k);
 	conf_ok(gllmk_get_rows(conf.ctx, &gt.t, p, &it.t));
 	conf_download(&gt, got);
-	for (int i = 0; i < 5; i++)
-		memcpy(rows + i * k, want + (int64_t)ids[i] * k, sizeof(double) * (size_t)k);
 	snprintf(sub, sizeof(sub), "%s get_rows", what);
 	conf_check_close(sub, got, rows, (size_t)(5 * k), 0.0, 0.0);
-	conf_free(&yt);
 	conf_free(&gt);
 	conf_free(&it);
 	free(got);
-	free(want);
 	free(rows);
 }
 
@@ -254,6 +268,7 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 		conf_ok(gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &p, &it.t, bias ? &bt.t : NULL, NULL));
 		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(slots * n), (size_t)(slots * n),
 				   GLLMK_Q4_0);
+		check_dequantize(what, &p, h.w);
 		gllmk_buffer_free(pb);
 	}
 	conf_free(&wt);
