@@ -6,10 +6,11 @@
  * Per block of the 8 rows: 4 loads of 8 rows × 4 bytes, each split into
  * low and high nibbles (elements 4c.. and 16 + 4c.. of every row, u ≤ 15)
  * once for all the call's activation rows, each multiplied with an
- * activation's 4 matching bytes broadcast to all lanes. vpmaddubsw's i16 pairs are summed over the 8 products before one
- * vpmaddwd (8 · 2 · 15 · 127 < 2^15), so lane r ends with row r's Σ u·x;
- * − 8·Σ x (the offset of every quant, xsum) and the 8 scales (one
- * vcvtph2ps) finish the block for all rows at once.
+ * activation's 4 matching bytes broadcast to all lanes. vpmaddubsw's i16
+ * pairs are summed over the 8 products before one vpmaddwd
+ * (8 · 2 · 15 · 127 < 2^15), so lane r ends with row r's Σ u·x; − 8·Σ x
+ * (the offset of every quant, xsum) and the 8 scales (one vcvtph2ps)
+ * finish the block for all rows at once.
  */
 #ifndef GLLMK_X86_Q4_0X8_X86_H
 #define GLLMK_X86_Q4_0X8_X86_H
