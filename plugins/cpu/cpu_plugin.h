@@ -52,6 +52,10 @@ struct cpu_matmul_part {
 	const gllmk_tensor *bias;
 };
 gllmk_status cpu_matmul_parts(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count);
+/* row[p]: which of the parts' distinct activation rows part p reads (a
+ * part that reads the same row as the part before it shares it: a token's
+ * k experts); returns how many distinct rows there are. */
+int64_t cpu_parts_x_rows(const struct cpu_matmul_part *part, int64_t count, int64_t *row);
 
 /* The dispatch table of a CPU plugin: every slot is the framework's
  * cpu_<slot>; what differs between CPU plugins is the probe and the

@@ -342,27 +342,32 @@ static void parts_task(void *arg, int64_t begin, int64_t end, int tid)
 	}
 }
 
-/* Parts' activations encoded once each, one after another on the caller
- * (a part that reads the row before it shares its encoding: matmul_id's
- * gate and up meet one token row k times); f32 activations in place. */
+int64_t cpu_parts_x_rows(const struct cpu_matmul_part *part, int64_t count, int64_t *row)
+{
+	int64_t n = 0;
+
+	for (int64_t p = 0; p < count; p++)
+		row[p] = p > 0 && gllmk_tensor_host(&part[p].x) == gllmk_tensor_host(&part[p - 1].x) ? row[p - 1] : n++;
+	return n;
+}
+
+/* Parts' activations encoded once each (cpu_parts_x_rows), one after
+ * another on the caller; f32 activations in place. xq_of[p] becomes part
+ * p's byte offset. */
 static char *encode_parts(struct cpu_state *s, struct parts_job *pj, int64_t count, int64_t *xq_of)
 {
 	const int32_t vdt = pj->shared.vec_dtype;
-	const int64_t row_bytes = cpu_row_bytes(vdt, pj->shared.kdim);
-	char *xq = aligned_alloc(64, (size_t)((count * row_bytes + 63) / 64 * 64));
+	const int64_t row_bytes = cpu_row_bytes(vdt, pj->shared.kdim), rows = cpu_parts_x_rows(pj->part, count, xq_of);
+	char *xq = aligned_alloc(64, (size_t)((rows * row_bytes + 63) / 64 * 64));
+
 	if (!xq)
 		return NULL;
-	for (int64_t p = 0, used = 0; p < count; p++) {
-		const void *x = gllmk_tensor_host(&pj->part[p].x);
-
-		if (p > 0 && x == gllmk_tensor_host(&pj->part[p - 1].x)) {
-			xq_of[p] = xq_of[p - 1];
-			continue;
-		}
-		xq_of[p] = used;
-		s->k->quant_row[vdt](x, xq + used, pj->shared.kdim);
-		used += row_bytes;
+	for (int64_t p = 0; p < count; p++) {
+		if (p == 0 || xq_of[p] != xq_of[p - 1])
+			s->k->quant_row[vdt](gllmk_tensor_host(&pj->part[p].x), xq + xq_of[p] * row_bytes, pj->shared.kdim);
 	}
+	for (int64_t p = 0; p < count; p++)
+		xq_of[p] *= row_bytes;
 	return xq;
 }
 

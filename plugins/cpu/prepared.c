@@ -269,7 +269,7 @@ gllmk_status cpu_matmul_parts_prepared(struct cpu_state *s, const struct cpu_mat
 	struct parts_job j = { .k = s->k, .part = part, .kdim = kdim, .groups = cpu_rows(&part[0].w) / CPU_Q4_0X8_ROWS };
 	struct block_q8_0 *xq = malloc(sizeof(*xq) * (size_t)(count * nb));
 	int32_t *xsum = malloc(sizeof(*xsum) * (size_t)(count * nb));
-	int64_t *of = malloc(sizeof(*of) * (size_t)count), used = 0;
+	int64_t *of = malloc(sizeof(*of) * (size_t)count);
 
 	if (!xq || !xsum || !of) {
 		free(xq);
@@ -278,18 +278,10 @@ gllmk_status cpu_matmul_parts_prepared(struct cpu_state *s, const struct cpu_mat
 		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld encoded rows",
 					  (long long)count);
 	}
-	/* a part that reads the row before it shares its encoding (a token's k experts) */
-	for (int64_t p = 0; p < count; p++) {
-		const void *x = gllmk_tensor_host(&part[p].x);
-
-		if (p > 0 && x == gllmk_tensor_host(&part[p - 1].x)) {
-			of[p] = of[p - 1];
-			continue;
-		}
-		of[p] = used;
-		encode_row(s->k, x, kdim, xq + used * nb, xsum + used * nb);
-		used++;
-	}
+	cpu_parts_x_rows(part, count, of);
+	for (int64_t p = 0; p < count; p++)
+		if (p == 0 || of[p] != of[p - 1]) /* each distinct row once */
+			encode_row(s->k, gllmk_tensor_host(&part[p].x), kdim, xq + of[p] * nb, xsum + of[p] * nb);
 	j.xq = xq;
 	j.xsum = xsum;
 	j.of = of;
