@@ -14,10 +14,10 @@
  * vec_dot_rows (AVX2_DOT_ROWS): the activation's scales, per-block sums and
  * bytes are loaded once for all rows, and each row's accumulator is an
  * independent chain. Prepared q4_0 weights (plugins/cpu/prepared.h) have
- * their own group kernel, x86/q4_0x8_x86.h.
+ * their own group kernel, as prepared q4_K weights: x86/prepared_x86.h.
  */
 #include "avx2_dot.h"
-#include "x86/q4_0x8_x86.h"
+#include "x86/prepared_x86.h"
 
 #define x_block_q8_0 x_block_plain
 
@@ -46,4 +46,5 @@ DEFINE_DOT_ENTRIES(DOT_NAME(avx2vnni_vec_dot_q4_0, avx2_vec_dot_q4_0),
 		   DOT_NAME(avx2vnni_vec_dot_rows_q4_0, avx2_vec_dot_rows_q4_0),
 		   q4_0_rows, n / QK4_0 * (int64_t)sizeof(struct block_q4_0), DOT_ROWS)
 
-CPU_DEFINE_DOT_Q4_0X8(DOT_NAME(avx2vnni_dot_q4_0x8, avx2_dot_q4_0x8), q4_0x8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx2vnni_dot_q4_0x8, avx2_dot_q4_0x8), q4_0x8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx2vnni_dot_q4_Kx8, avx2_dot_q4_Kx8), q4_Kx8_dot_body)

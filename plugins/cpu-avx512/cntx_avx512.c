@@ -80,7 +80,8 @@ const struct cpu_cntx avx512_cntx = {
 	CNTX_COMMON,
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512_vec_dot_q8_0, avx512_vec_dot_rows_q8_0, AVX512_DOT_ROWS },
 	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx512_vec_dot_q4_0, avx512_vec_dot_rows_q4_0, AVX512_Q4_0_DOT_ROWS },
-	.dot_q4_0x8 = avx512_dot_q4_0x8,
+	.dot_group[CPU_LAYOUT_Q4_0X8] = avx512_dot_q4_0x8,
+	.dot_group[CPU_LAYOUT_Q4_KX8] = avx512_dot_q4_Kx8,
 	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx512_vec_dot_q4_1, avx512_vec_dot_rows_q4_1, AVX512_DOT_ROWS },
 	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx512_vec_dot_q5_0, avx512_vec_dot_rows_q5_0, AVX512_DOT_ROWS },
 	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx512_vec_dot_q5_1, avx512_vec_dot_rows_q5_1, AVX512_DOT_ROWS },
@@ -118,7 +119,8 @@ const struct cpu_cntx avx512_cntx = {
 #define CNTX_VNNI \
 	.matmul[GLLMK_Q8_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q8_0, avx512vnni_vec_dot_rows_q8_0, AVX512_DOT_ROWS }, \
 	.matmul[GLLMK_Q4_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_0, avx512vnni_vec_dot_rows_q4_0, AVX512_Q4_0_DOT_ROWS }, \
-	.dot_q4_0x8 = avx512vnni_dot_q4_0x8, \
+	.dot_group[CPU_LAYOUT_Q4_0X8] = avx512vnni_dot_q4_0x8, \
+	.dot_group[CPU_LAYOUT_Q4_KX8] = avx512vnni_dot_q4_Kx8, \
 	.matmul[GLLMK_Q4_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q4_1, avx512vnni_vec_dot_rows_q4_1, AVX512_DOT_ROWS }, \
 	.matmul[GLLMK_Q5_0] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_0, avx512vnni_vec_dot_rows_q5_0, AVX512_DOT_ROWS }, \
 	.matmul[GLLMK_Q5_1] = { GLLMK_Q8_0, avx512vnni_vec_dot_q5_1, avx512vnni_vec_dot_rows_q5_1, AVX512_DOT_ROWS }, \

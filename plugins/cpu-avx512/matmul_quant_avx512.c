@@ -16,7 +16,7 @@
  * of DRAM speed): each call re-derived everything from the activation.
  */
 #include "avx512_dot.h"
-#include "x86/q4_0x8_x86.h"
+#include "x86/prepared_x86.h"
 
 #ifdef __AVX512VNNI__
 /* q8_0 × q8_0 with vpdpbusd: w + 128 (unsigned) against x, from the
@@ -143,4 +143,5 @@ DEFINE_DOT_ENTRIES(DOT_NAME(avx512vnni_vec_dot_q4_0, avx512_vec_dot_q4_0),
 
 /* Prepared q4_0 weights (plugins/cpu/prepared.h): cpu-avx2's 256-bit group
  * kernel, with AVX512-VNNI's vpdpbusd in the VNNI build. */
-CPU_DEFINE_DOT_Q4_0X8(DOT_NAME(avx512vnni_dot_q4_0x8, avx512_dot_q4_0x8), q4_0x8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q4_0x8, avx512_dot_q4_0x8), q4_0x8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q4_Kx8, avx512_dot_q4_Kx8), q4_Kx8_dot_body)

@@ -87,14 +87,25 @@ struct cpu_matmul_kernel {
 	int x_rows;
 };
 
-/* Prepared q4_0 weights (plugins/cpu/prepared.h, the q4_0x8 layout): the 8
- * rows of one group against xrows (1..CPU_Q4_0X8_X_ROWS) q8_0 activation
- * rows of n elements, one after another at xq, xsum[t·n/32 + b] the Σ of
- * row t's block b's 32 quants; out[8t + r] = weight row r's dot with
+/* The layouts of prepared weights (plugins/cpu/prepared.h): a buffer's
+ * gllmk_buffer.layout, 0 for the file's own. */
+enum cpu_layout {
+	CPU_LAYOUT_PLAIN = 0,
+	CPU_LAYOUT_Q4_0X8 = 1, /* q4_0, 8 rows interleaved; q8_0 activations */
+	CPU_LAYOUT_Q4_KX8 = 2, /* q4_K, 8 rows interleaved; q8_K activations */
+	CPU_LAYOUTS
+};
+
+/* A layout's group kernel: the 8 rows of one group against xrows
+ * (1..CPU_GROUP_X_ROWS) activation rows of n elements in the layout's
+ * activation format (q8_0 or q8_K), one after another at xq; for q8_0,
+ * xsum[t·n/32 + b] the Σ of row t's block b's 32 quants (NULL for q8_K,
+ * whose blocks carry their sums); out[8t + r] = weight row r's dot with
  * activation row t (as vec_dot, up to f32 summation order). */
-#define CPU_Q4_0X8_X_ROWS 4
-typedef void cpu_dot_q4_0x8_fn(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows,
-			       float *out);
+#define CPU_GROUP_ROWS 8
+#define CPU_GROUP_X_ROWS 4
+typedef void cpu_dot_group_fn(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows,
+			      float *out);
 
 /* Attention's chunk kernels (struct cpu_cntx, attn). scores_t (optional):
  * a prompt's scores s[r][t] = q_r · k_t of `rows` query rows against the n
@@ -204,11 +215,11 @@ struct cpu_cntx {
 	 * cpu-avx2 (BENCHMARKS.md "Session 12": a 1B decode 1.2-1.4x); the
 	 * float dots keep their rows there (one row was slower). */
 	int decode_one_row;
-	/* Optional (NULL: the plugin prepares no weights, gllmk_weights_prepare
-	 * answers UNSUPPORTED): the q4_0x8 group kernel of prepared q4_0
-	 * weights (prepared.h), which small M runs; the rest of their ops decode
-	 * groups back to q4_0 rows. */
-	cpu_dot_q4_0x8_fn *dot_q4_0x8;
+	/* Optional, per layout (NULL: the plugin does not prepare into it,
+	 * gllmk_weights_prepare answers UNSUPPORTED): the group kernel of
+	 * prepared weights (prepared.h), which small M runs; the rest of their
+	 * ops decode groups back to plain rows. */
+	cpu_dot_group_fn *dot_group[CPU_LAYOUTS];
 	int mr, nr;                     /* register block of sgemm_ukernel */
 	cpu_sgemm_ukernel_fn sgemm_ukernel;
 	/* Optional (NULL: none): the same mr×nr block on bf16 pairs, each

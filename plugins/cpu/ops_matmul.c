@@ -27,8 +27,8 @@
  *    independent chains: at M = 1 one row per call is latency-bound); the
  *    rest of a thread's range goes a row at a time.
  *  - prepared weights (gllmk_weights_prepare, prepared.h) up to
- *    CPU_PREPARED_SMALL_M rows: prepared.c's group kernel; above, the GEMMs,
- *    whose packing decodes the groups back to q4_0 rows.
+ *    cpu_prepared_small_m rows: prepared.c's group kernel; above, the GEMMs,
+ *    whose packing decodes the groups back to plain rows.
  *  - small M without vec_dot: threads over N; each weight row is decoded
  *    to f32 a chunk at a time on the stack and dotted (dot_f32) with every
  *    activation row: one pass over the weights, no allocation.
@@ -473,7 +473,7 @@ static gllmk_status matmul_gemm(struct cpu_state *s, struct matmul_job *j, int64
 		g.b_pack = s->k->sgemm_pack_b[w->dtype];
 		g.b_dtype = w->dtype;
 		g.b_row_bytes = w_row_bytes;
-		g.b_prepared = w->buf->layout != 0;
+		g.b_layout = w->buf->layout;
 	}
 	if (w->dtype == GLLMK_BF16 && s->bf16_act) { /* x rounded, bf16 pairs: gemm/sgemm.h */
 		g.b_dequant = NULL;
@@ -499,7 +499,7 @@ static gllmk_status matmul_qgemm(struct cpu_state *s, struct matmul_job *j, int6
 		.w = gllmk_tensor_host(w),
 		.w_dtype = w->dtype,
 		.w_row_bytes = w->ndim >= 2 ? w->stride[w->ndim - 2] : 0,
-		.w_prepared = w->buf->layout != 0,
+		.w_layout = w->buf->layout,
 		.y = gllmk_tensor_host(j->y),
 		.ldy = ldy,
 	};
@@ -546,9 +546,10 @@ gllmk_status cpu_matmul(void *st, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 	const int64_t ldx = cpu_uniform_row_stride(x, sizeof(float));
 	const int64_t ldy = cpu_uniform_row_stride(y, sizeof(float));
 
-	if (j.m > (w->buf->layout ? CPU_PREPARED_SMALL_M : small_m_limit(s, w->dtype)) && ldx >= 0 && ldy >= 0)
+	if (j.m > (w->buf->layout ? cpu_prepared_small_m(w->buf->layout) : small_m_limit(s, w->dtype)) && ldx >= 0 &&
+	    ldy >= 0)
 		return cpu_qgemm_supports(s->k, w->dtype) ? matmul_qgemm(s, &j, ldx, ldy) : matmul_gemm(s, &j, ldx, ldy);
-	if (w->buf->layout) /* prepared weights (prepared.h): the only layout is q4_0x8 */
+	if (w->buf->layout) /* prepared weights (prepared.h) */
 		return cpu_matmul_prepared(s, y, x, w, bias);
 	if (kern->vec_dot)
 		return matmul_vec_dot(s, &j, kern);

@@ -27,14 +27,14 @@ struct codec_job {
 };
 
 /* Elements [e0, e0 + len) of row r of a prepared tensor t (len up to
- * SEGMENT) decoded to f32: its group's part back to q4_0, then the row
- * codec. */
+ * SEGMENT) decoded to f32: its group's part back to plain blocks, then the
+ * row codec. */
 static void decode_prepared(const struct cpu_cntx *k, const gllmk_tensor *t, int64_t r, int64_t e0, int64_t len,
 			    float *y)
 {
-	_Alignas(64) char plain[SEGMENT / QK4_0 * sizeof(struct block_q4_0)];
+	_Alignas(64) char plain[CPU_PREPARED_PLAIN_BYTES(SEGMENT)];
 
-	cpu_q4_0x8_unpack(gllmk_tensor_host(t), t->stride[t->ndim - 2], r, 1, e0, len, plain);
+	cpu_prepared_unpack(t->buf->layout, gllmk_tensor_host(t), t->stride[t->ndim - 2], r, 1, e0, len, plain);
 	k->dequant_row[t->dtype](plain, y, len);
 }
 

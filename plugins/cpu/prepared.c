@@ -1,15 +1,15 @@
 /* gllmk_weights_prepare on the CPU plugins, and what reads the prepared
- * layout (prepared.h): the q4_0x8 copy, its decoding back to plain q4_0
- * rows (get_rows, dequantize and the GEMMs' packing call it), the portable
- * group kernel, and matmul at small M on the ISA's group kernel.
+ * layouts (prepared.h): the copies, their decoding back to plain rows
+ * (get_rows, dequantize and the GEMMs' packing call it), the portable
+ * group kernels, and matmul at small M on the ISA's group kernel.
  *
- * Why a layout of its own: at M = 1 the plain q4_0 dot spends ~9 vector
- * uops a block on one row (the activation's − 8·Σ x, the nibbles, a
- * horizontal sum per row), and on Zen 3 that, not DRAM, bounded a Q4_0
- * decode (0.87x llama.cpp, which repacks Q4_0 at load). A group kernel
- * shares each activation load, scale conversion and the Σ x term among 8
- * rows, and its sums land one row per lane with no horizontal sum:
- * ~4 uops a row-block (SPEC/CPU.md, "Prepared weights").
+ * Why layouts of their own: at M = 1 the plain q4_0 and q4_K dots spend
+ * most of their uops on one row at a time (the nibbles, the activation's
+ * offset or the mins' Σx, a horizontal sum per row, q4_K's 6-bit scales),
+ * and on Zen 3 that, not DRAM, bounded a Q4_0 or Q4_K_M decode. A group
+ * kernel shares each activation load, scale conversion and Σx term among
+ * 8 rows, and its sums land one row per lane with no horizontal sum
+ * (SPEC/CPU.md, "Prepared weights").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,36 +25,47 @@ static const char *const dtype_names[GLLMK_DTYPE_LIMIT] = {
 #undef GLLMK_DTYPE
 };
 
-/* ------------------------------------------------------------ the layout */
+/* What each layout is for: the weights' dtype, the activations' encoding
+ * (q8_0 with each block's Σ, or q8_K), and the largest M kept on the group
+ * kernel (cpu_prepared_small_m). */
+static const struct cpu_layout_info {
+	int32_t dtype, act;
+	int64_t small_m;
+} layouts[CPU_LAYOUTS] = {
+	/* 8 matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a
+	 * matrix, group kernel / GEMM on the prepared weights / the plain
+	 * weights' best path: M = 8 0.99 / – / 1.63, 16 2.10 / – / 2.40, 24
+	 * 2.87 / 3.40 / 3.06-3.12, 32 3.80 / 4.16 / 3.82, 40 4.81 / 4.90 /
+	 * 4.55, 48 5.68 / 5.54 / 5.19, 128 15.35 / 13.22 / 12.69-12.96. */
+	[CPU_LAYOUT_Q4_0X8] = { .dtype = GLLMK_Q4_0, .act = GLLMK_Q8_0, .small_m = 40 },
+	[CPU_LAYOUT_Q4_KX8] = { .dtype = GLLMK_Q4_K, .act = GLLMK_Q8_K, .small_m = 40 },
+};
 
-static const struct cpu_q4_0x8 *group_unit(const void *w, int64_t row_bytes, int64_t r, int64_t b)
+int64_t cpu_prepared_small_m(uint32_t layout)
 {
-	return (const struct cpu_q4_0x8 *)((const char *)w + r / CPU_Q4_0X8_ROWS * CPU_Q4_0X8_ROWS * row_bytes) + b;
+	return layouts[layout].small_m;
 }
 
-void cpu_q4_0x8_unpack(const void *w, int64_t row_bytes, int64_t r0, int64_t rows, int64_t k0, int64_t kc,
-		       void *dst)
+/* ----------------------------------------------------------- q4_0x8 */
+
+/* Lanes [l0, l1) of nb units as plain rows at out, row_bytes apart. */
+static void unpack_q4_0x8(const struct cpu_q4_0x8 *u, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
 {
-	const int64_t b0 = k0 / QK4_0, nb = kc / QK4_0;
-	struct block_q4_0 *out = dst;
+	for (int64_t b = 0; b < nb; b++)
+		for (int l = l0; l < l1; l++) {
+			struct block_q4_0 *blk = (struct block_q4_0 *)(out + (l - l0) * row_bytes) + b;
 
-	for (int64_t i = 0; i < rows; i++) {
-		const int64_t r = r0 + i, lane = r % CPU_Q4_0X8_ROWS;
-		const struct cpu_q4_0x8 *u = group_unit(w, row_bytes, r, b0);
-
-		for (int64_t b = 0; b < nb; b++, out++) {
-			out->d = u[b].d[lane];
+			blk->d = u[b].d[l];
 			for (int c = 0; c < 4; c++)
-				memcpy(out->qs + 4 * c, u[b].qs[c][lane], 4);
+				memcpy(blk->qs + 4 * c, u[b].qs[c][l], 4);
 		}
-	}
 }
 
 /* Rows [8g, 8g + 8) of the plain q4_0 tensor at src into group g of dst. */
-static void pack_group(const struct block_q4_0 *src, int64_t nb, struct cpu_q4_0x8 *dst)
+static void pack_q4_0x8(const struct block_q4_0 *src, int64_t nb, struct cpu_q4_0x8 *dst)
 {
 	for (int64_t b = 0; b < nb; b++)
-		for (int r = 0; r < CPU_Q4_0X8_ROWS; r++) {
+		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
 			const struct block_q4_0 *blk = &src[r * nb + b];
 
 			dst[b].d[r] = blk->d;
@@ -63,10 +74,130 @@ static void pack_group(const struct block_q4_0 *src, int64_t nb, struct cpu_q4_0
 		}
 }
 
+/* ----------------------------------------------------------- q4_Kx8 */
+
+/* A list of 64 6-bit fields as prepared.h stores it, and back. */
+static void fields6_store(const uint8_t v[64], uint8_t lo[32], uint8_t hi[16])
+{
+	for (int i = 0; i < 32; i++)
+		lo[i] = (uint8_t)((v[i] & 15) | (v[32 + i] & 15) << 4);
+	for (int i = 0; i < 16; i++)
+		hi[i] = (uint8_t)(v[i] >> 4 | (v[16 + i] >> 4) << 2 | (v[32 + i] >> 4) << 4 | (v[48 + i] >> 4) << 6);
+}
+
+static void fields6_load(const uint8_t lo[32], const uint8_t hi[16], uint8_t v[64])
+{
+	for (int i = 0; i < 16; i++) {
+		v[i] = (uint8_t)((lo[i] & 15) | (hi[i] & 3) << 4);
+		v[16 + i] = (uint8_t)((lo[16 + i] & 15) | (hi[i] >> 2 & 3) << 4);
+		v[32 + i] = (uint8_t)(lo[i] >> 4 | (hi[i] >> 4 & 3) << 4);
+		v[48 + i] = (uint8_t)(lo[16 + i] >> 4 | (hi[i] >> 6) << 4);
+	}
+}
+
+/* Row r's scale of sub-block s at vs[8s + r], its min at
+ * vm[16(s / 2) + 2r + s % 2] (prepared.h). */
+static void q4_Kx8_fields(const struct cpu_q4_Kx8 *u, uint8_t vs[64], uint8_t vm[64])
+{
+	fields6_load(u->scales_lo, u->scales_hi, vs);
+	fields6_load(u->mins_lo, u->mins_hi, vm);
+}
+
+static int q4_Kx8_min_at(int r, int sb)
+{
+	return 16 * (sb / 2) + 2 * r + sb % 2;
+}
+
+/* q4_K's 12 scale bytes from 8 scales and 8 mins (k4_scales_mins'
+ * inverse, quant_blocks.h). */
+/* q4_K's 12 scale bytes of row r from the unit's fields (k4_scales_mins'
+ * inverse, quant_blocks.h). */
+static void k4_scales_store(const uint8_t vs[64], const uint8_t vm[64], int r, uint8_t q[12])
+{
+	for (int j = 0; j < 4; j++) {
+		const uint8_t sc = vs[8 * j + r], sc4 = vs[8 * (j + 4) + r];
+		const uint8_t mn = vm[q4_Kx8_min_at(r, j)], mn4 = vm[q4_Kx8_min_at(r, j + 4)];
+
+		q[j] = (uint8_t)(sc | (sc4 >> 4) << 6);
+		q[j + 4] = (uint8_t)(mn | (mn4 >> 4) << 6);
+		q[j + 8] = (uint8_t)((sc4 & 15) | (mn4 & 15) << 4);
+	}
+}
+
+static void unpack_q4_Kx8(const struct cpu_q4_Kx8 *u, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t vs[64], vm[64];
+
+		q4_Kx8_fields(&u[b], vs, vm);
+		for (int l = l0; l < l1; l++) {
+			struct block_q4_K *blk = (struct block_q4_K *)(out + (l - l0) * row_bytes) + b;
+
+			blk->d = u[b].d[l];
+			blk->dmin = u[b].dmin[l];
+			k4_scales_store(vs, vm, l, blk->scales);
+			for (int j = 0; j < 4; j++)
+				for (int c = 0; c < 8; c++)
+					memcpy(blk->qs + 32 * j + 4 * c, u[b].qs[j][c][l], 4);
+		}
+	}
+}
+
+static void pack_q4_Kx8(const struct block_q4_K *src, int64_t nb, struct cpu_q4_Kx8 *dst)
+{
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t vs[64], vm[64];
+
+		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+			const struct block_q4_K *blk = &src[r * nb + b];
+			uint32_t sm[4];
+			uint8_t sc[8], mn[8];
+
+			k4_scales_mins(blk->scales, sm);
+			memcpy(sc, sm, 8);
+			memcpy(mn, sm + 2, 8);
+			for (int sb = 0; sb < 8; sb++) {
+				vs[8 * sb + r] = sc[sb];
+				vm[q4_Kx8_min_at(r, sb)] = mn[sb];
+			}
+			dst[b].d[r] = blk->d;
+			dst[b].dmin[r] = blk->dmin;
+			for (int j = 0; j < 4; j++)
+				for (int c = 0; c < 8; c++)
+					memcpy(dst[b].qs[j][c][r], blk->qs + 32 * j + 4 * c, 4);
+		}
+		fields6_store(vs, dst[b].scales_lo, dst[b].scales_hi);
+		fields6_store(vm, dst[b].mins_lo, dst[b].mins_hi);
+	}
+}
+
+/* ------------------------------------------------------------ either */
+
+void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int64_t r0, int64_t rows, int64_t k0,
+			 int64_t kc, void *dst)
+{
+	const int64_t block_elems = cpu_block_elems(layouts[layout].dtype);
+	const int64_t b0 = k0 / block_elems, nb = kc / block_elems, out_bytes = cpu_row_bytes(layouts[layout].dtype, kc);
+
+	for (int64_t r = r0; r < r0 + rows;) { /* the rows' part of each group they touch */
+		const int64_t g0 = r / CPU_GROUP_ROWS * CPU_GROUP_ROWS;
+		const int l0 = (int)(r - g0), l1 = (int)(r0 + rows - g0 < CPU_GROUP_ROWS ? r0 + rows - g0 : CPU_GROUP_ROWS);
+		const char *group = (const char *)w + g0 * row_bytes;
+		char *out = (char *)dst + (r - r0) * out_bytes;
+
+		if (layout == CPU_LAYOUT_Q4_0X8)
+			unpack_q4_0x8((const struct cpu_q4_0x8 *)group + b0, l0, l1, nb, out, out_bytes);
+		else
+			unpack_q4_Kx8((const struct cpu_q4_Kx8 *)group + b0, l0, l1, nb, out, out_bytes);
+		r = g0 + l1;
+	}
+}
+
 struct prepare_job {
-	const struct block_q4_0 *src;
-	struct cpu_q4_0x8 *dst;
-	int64_t nb; /* blocks per row */
+	const char *src;
+	char *dst;
+	uint32_t layout;
+	int64_t nb, group_bytes; /* blocks per row, bytes per group of 8 rows */
 };
 
 static void prepare_task(void *arg, int64_t begin, int64_t end, int tid)
@@ -74,8 +205,15 @@ static void prepare_task(void *arg, int64_t begin, int64_t end, int tid)
 	const struct prepare_job *j = arg;
 
 	(void)tid;
-	for (int64_t g = begin; g < end; g++)
-		pack_group(j->src + g * CPU_Q4_0X8_ROWS * j->nb, j->nb, j->dst + g * j->nb);
+	for (int64_t g = begin; g < end; g++) {
+		const void *src = j->src + g * j->group_bytes;
+		void *dst = j->dst + g * j->group_bytes;
+
+		if (j->layout == CPU_LAYOUT_Q4_0X8)
+			pack_q4_0x8(src, j->nb, dst);
+		else
+			pack_q4_Kx8(src, j->nb, dst);
+	}
 }
 
 /* Groups a thread copies at a time: ~2.4 MB of a 1B model's matrices, so
@@ -86,35 +224,47 @@ static void prepare_task(void *arg, int64_t begin, int64_t end, int tid)
  * the hypervisor's page faults: 4-21 s, upload or copy alike). */
 #define PREPARE_GRAIN 256
 
+/* The layout for dtype t, CPU_LAYOUT_PLAIN if none. */
+static uint32_t layout_of(int32_t t)
+{
+	for (uint32_t l = CPU_LAYOUT_PLAIN + 1; l < CPU_LAYOUTS; l++)
+		if (layouts[l].dtype == t)
+			return l;
+	return CPU_LAYOUT_PLAIN;
+}
+
 gllmk_status cpu_weights_prepare(void *st, gllmk_t w, void **impl, uint64_t *size, uint32_t *layout)
 {
 	struct cpu_state *s = st;
-	const int64_t n = w->shape[w->ndim - 2], rows = cpu_rows(w);
-	const uint64_t bytes = (uint64_t)(rows * cpu_row_bytes(w->dtype, cpu_row_len(w)));
-	struct prepare_job j = { .src = gllmk_tensor_host(w), .nb = cpu_row_len(w) / QK4_0 };
+	const int64_t n = w->shape[w->ndim - 2], rows = cpu_rows(w), row_bytes = cpu_row_bytes(w->dtype, cpu_row_len(w));
+	const uint32_t l = layout_of(w->dtype);
+	struct prepare_job j = {
+		.src = gllmk_tensor_host(w),
+		.layout = l,
+		.nb = cpu_row_len(w) / cpu_block_elems(w->dtype),
+		.group_bytes = CPU_GROUP_ROWS * row_bytes,
+	};
 	gllmk_status st_alloc;
 
-	if (!s->k->dot_q4_0x8)
-		return s->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: cpu-%s has no prepared layout "
-					  "(its dots read every dtype in the file's layout): keep w", s->k->isa);
-	if (w->dtype != GLLMK_Q4_0)
-		return s->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: cpu-%s prepares q4_0 weights "
-					  "only (w is %s): keep w", s->k->isa, dtype_names[w->dtype]);
-	if (n % CPU_Q4_0X8_ROWS)
-		return s->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: cpu-%s prepares q4_0 matrices "
+	if (l == CPU_LAYOUT_PLAIN || !s->k->dot_group[l])
+		return s->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: cpu-%s has no prepared layout for "
+					  "%s weights (SPEC/CPU.md, \"Prepared weights\"): keep w", s->k->isa,
+					  dtype_names[w->dtype]);
+	if (n % CPU_GROUP_ROWS)
+		return s->host->set_error(GLLMK_E_UNSUPPORTED, "gllmk_weights_prepare: cpu-%s prepares %s matrices "
 					  "of rows in groups of %d (w.shape[%d] = %lld): keep w", s->k->isa,
-					  CPU_Q4_0X8_ROWS, w->ndim - 2, (long long)n);
-	st_alloc = cpu_buffer_alloc(st, bytes, impl);
+					  dtype_names[w->dtype], CPU_GROUP_ROWS, w->ndim - 2, (long long)n);
+	st_alloc = cpu_buffer_alloc(st, (uint64_t)(rows * row_bytes), impl);
 	if (st_alloc)
 		return st_alloc;
 	j.dst = *impl;
-	cpu_pool_run(s->pool, rows / CPU_Q4_0X8_ROWS, PREPARE_GRAIN, prepare_task, &j);
-	*size = bytes;
-	*layout = CPU_LAYOUT_Q4_0X8;
+	cpu_pool_run(s->pool, rows / CPU_GROUP_ROWS, PREPARE_GRAIN, prepare_task, &j);
+	*size = (uint64_t)(rows * row_bytes);
+	*layout = l;
 	return GLLMK_OK;
 }
 
-/* ------------------------------------------------------- the group kernel */
+/* ------------------------------------------------------ the group kernels */
 
 void cpu_ref_dot_q4_0x8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
 {
@@ -123,12 +273,12 @@ void cpu_ref_dot_q4_0x8(int64_t n, const void *w, const void *xq, const int32_t 
 
 	for (int t = 0; t < xrows; t++) {
 		const struct block_q8_0 *x = (const struct block_q8_0 *)xq + t * nb;
-		float acc[CPU_Q4_0X8_ROWS] = { 0 };
+		float acc[CPU_GROUP_ROWS] = { 0 };
 
 		for (int64_t b = 0; b < nb; b++) {
 			const float dx = f16_to_f32(x[b].d);
 
-			for (int r = 0; r < CPU_Q4_0X8_ROWS; r++) {
+			for (int r = 0; r < CPU_GROUP_ROWS; r++) {
 				int32_t sum = -8 * xsum[t * nb + b];
 
 				for (int c = 0; c < 4; c++)
@@ -140,155 +290,231 @@ void cpu_ref_dot_q4_0x8(int64_t n, const void *w, const void *xq, const int32_t 
 				acc[r] += f16_to_f32(u[b].d[r]) * dx * (float)sum;
 			}
 		}
-		memcpy(out + t * CPU_Q4_0X8_ROWS, acc, sizeof(acc));
+		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
+	}
+}
+
+/* Row r's Σ sc·Σ u·x and Σ mn·Σ x of one unit (fields vs, vm) against
+ * one q8_K block. */
+static void ref_q4_Kx8_row(const struct cpu_q4_Kx8 *u, const uint8_t vs[64], const uint8_t vm[64], int r,
+			   const struct block_q8_K *x, int32_t *dot, int32_t *mins)
+{
+	*dot = *mins = 0;
+	for (int j = 0; j < 4; j++) {
+		int32_t lo = 0, hi = 0;
+
+		for (int c = 0; c < 8; c++)
+			for (int e = 0; e < 4; e++) {
+				const uint8_t q = u->qs[j][c][r][e];
+
+				lo += (q & 0x0f) * x->qs[64 * j + 4 * c + e];
+				hi += (q >> 4) * x->qs[64 * j + 32 + 4 * c + e];
+			}
+		*dot += vs[8 * (2 * j) + r] * lo + vs[8 * (2 * j + 1) + r] * hi;
+	}
+	for (int sb = 0; sb < 8; sb++)
+		*mins += vm[q4_Kx8_min_at(r, sb)] * (x->bsums[2 * sb] + x->bsums[2 * sb + 1]);
+}
+
+void cpu_ref_dot_q4_Kx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
+{
+	const struct cpu_q4_Kx8 *u = w;
+	const int64_t nb = n / QK_K;
+
+	(void)xsum;
+	for (int t = 0; t < xrows; t++) {
+		const struct block_q8_K *x = (const struct block_q8_K *)xq + t * nb;
+		float acc[CPU_GROUP_ROWS] = { 0 };
+
+		for (int64_t b = 0; b < nb; b++) {
+			uint8_t vs[64], vm[64];
+
+			q4_Kx8_fields(&u[b], vs, vm);
+			for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+				int32_t dot, mins;
+
+				ref_q4_Kx8_row(&u[b], vs, vm, r, &x[b], &dot, &mins);
+				acc[r] += x[b].d * (f16_to_f32(u[b].d[r]) * (float)dot - f16_to_f32(u[b].dmin[r]) * (float)mins);
+			}
+		}
+		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
 	}
 }
 
 /* ------------------------------------------------------ matmul, small M */
 
+/* Activation rows encoded for a layout's group kernel: q8_0 rows and
+ * their blocks' Σ, or q8_K rows (their blocks carry their sums). */
+struct encoded_x {
+	char *q;
+	int32_t *sum;       /* q8_0 only */
+	int64_t row_bytes;  /* of a row at q */
+	int64_t row_sums;   /* Σ entries a row */
+};
+
+static gllmk_status encoded_x_alloc(struct cpu_state *s, uint32_t layout, int64_t kdim, int64_t rows,
+				    struct encoded_x *e)
+{
+	const int32_t act = layouts[layout].act;
+
+	e->row_bytes = cpu_row_bytes(act, kdim);
+	e->row_sums = act == GLLMK_Q8_0 ? kdim / QK8_0 : 0;
+	e->q = malloc((size_t)(rows * e->row_bytes));
+	e->sum = e->row_sums ? malloc(sizeof(*e->sum) * (size_t)(rows * e->row_sums)) : NULL;
+	if (e->q && (e->sum || !e->row_sums))
+		return GLLMK_OK;
+	free(e->q);
+	free(e->sum);
+	return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul: %lld encoded activation rows", (long long)rows);
+}
+
+static void encoded_x_free(struct encoded_x *e)
+{
+	free(e->q);
+	free(e->sum);
+}
+
+/* Row i of the encoded rows from the f32 row x. */
+static void encode_row(const struct cpu_cntx *k, uint32_t layout, const float *x, int64_t kdim, struct encoded_x *e,
+		       int64_t i)
+{
+	struct block_q8_0 *xq = (struct block_q8_0 *)(e->q + i * e->row_bytes);
+
+	k->quant_row[layouts[layout].act](x, xq, kdim);
+	for (int64_t b = 0; b < e->row_sums; b++) {
+		int32_t sum = 0;
+
+		for (int el = 0; el < QK8_0; el++)
+			sum += xq[b].qs[el];
+		e->sum[i * e->row_sums + b] = sum;
+	}
+}
+
+static const int32_t *encoded_sums(const struct encoded_x *e, int64_t i)
+{
+	return e->sum ? e->sum + i * e->row_sums : NULL;
+}
+
 struct prepared_job {
-	const struct cpu_cntx *k;
+	cpu_dot_group_fn *dot;
 	const gllmk_tensor *y;
 	const char *w;
 	int64_t row_bytes, kdim, m;
 	const float *bias;
-	const char *xq;         /* m rows of kdim/32 q8_0 blocks */
-	const int32_t *xsum;    /* m rows of kdim/32 block sums */
+	const struct encoded_x *x;
 };
 
 /* Each group of 8 weight rows against the activation rows, up to
- * CPU_Q4_0X8_X_ROWS a kernel call (the group's nibbles decoded once for
+ * CPU_GROUP_X_ROWS a kernel call (the group's nibbles decoded once for
  * them), while the group stays in L1. */
 static void prepared_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct prepared_job *j = arg;
-	const int64_t nb = j->kdim / QK8_0;
-	float out[CPU_Q4_0X8_X_ROWS * CPU_Q4_0X8_ROWS];
+	float out[CPU_GROUP_X_ROWS * CPU_GROUP_ROWS];
 
 	(void)tid;
 	for (int64_t g = begin; g < end; g++) {
-		const char *wg = j->w + g * CPU_Q4_0X8_ROWS * j->row_bytes;
+		const char *wg = j->w + g * CPU_GROUP_ROWS * j->row_bytes;
 
-		for (int64_t m = 0; m < j->m; m += CPU_Q4_0X8_X_ROWS) {
-			const int xrows = (int)(j->m - m < CPU_Q4_0X8_X_ROWS ? j->m - m : CPU_Q4_0X8_X_ROWS);
+		for (int64_t m = 0; m < j->m; m += CPU_GROUP_X_ROWS) {
+			const int xrows = (int)(j->m - m < CPU_GROUP_X_ROWS ? j->m - m : CPU_GROUP_X_ROWS);
 
-			j->k->dot_q4_0x8(j->kdim, wg, j->xq + m * nb * (int64_t)sizeof(struct block_q8_0),
-					 j->xsum + m * nb, xrows, out);
+			j->dot(j->kdim, wg, j->x->q + m * j->x->row_bytes, encoded_sums(j->x, m), xrows, out);
 			for (int t = 0; t < xrows; t++) {
-				float *y = (float *)cpu_row(j->y, m + t) + g * CPU_Q4_0X8_ROWS;
+				float *y = (float *)cpu_row(j->y, m + t) + g * CPU_GROUP_ROWS;
 
-				for (int r = 0; r < CPU_Q4_0X8_ROWS; r++)
-					y[r] = out[t * CPU_Q4_0X8_ROWS + r] +
-					       (j->bias ? j->bias[g * CPU_Q4_0X8_ROWS + r] : 0.0f);
+				for (int r = 0; r < CPU_GROUP_ROWS; r++)
+					y[r] = out[t * CPU_GROUP_ROWS + r] +
+					       (j->bias ? j->bias[g * CPU_GROUP_ROWS + r] : 0.0f);
 			}
 		}
 	}
 }
 
-/* Row m of x as q8_0, and the Σ of each block's quants. */
-static void encode_row(const struct cpu_cntx *k, const float *x, int64_t kdim, struct block_q8_0 *xq, int32_t *xsum)
-{
-	k->quant_row[GLLMK_Q8_0](x, xq, kdim);
-	for (int64_t b = 0; b < kdim / QK8_0; b++) {
-		int32_t sum = 0;
-
-		for (int e = 0; e < QK8_0; e++)
-			sum += xq[b].qs[e];
-		xsum[b] = sum;
-	}
-}
-
 gllmk_status cpu_matmul_prepared(struct cpu_state *s, gllmk_t y, gllmk_t x, gllmk_t w, gllmk_t bias)
 {
+	const uint32_t layout = w->buf->layout;
+	struct encoded_x ex;
 	struct prepared_job j = {
-		.k = s->k,
+		.dot = s->k->dot_group[layout],
 		.y = y,
 		.w = gllmk_tensor_host(w),
 		.row_bytes = w->stride[0],
 		.kdim = cpu_row_len(x),
 		.m = cpu_rows(x),
 		.bias = bias ? gllmk_tensor_host(bias) : NULL,
+		.x = &ex,
 	};
-	const int64_t nb = j.kdim / QK8_0, groups = cpu_rows(w) / CPU_Q4_0X8_ROWS;
-	struct block_q8_0 *xq = malloc(sizeof(*xq) * (size_t)(j.m * nb));
-	int32_t *xsum = malloc(sizeof(*xsum) * (size_t)(j.m * nb));
+	const int64_t groups = cpu_rows(w) / CPU_GROUP_ROWS;
+	const gllmk_status st = encoded_x_alloc(s, layout, j.kdim, j.m, &ex);
 
-	if (!xq || !xsum) {
-		free(xq);
-		free(xsum);
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul: %lld encoded activation rows",
-					  (long long)j.m);
-	}
+	if (st)
+		return st;
 	for (int64_t m = 0; m < j.m; m++)
-		encode_row(s->k, cpu_row(x, m), j.kdim, xq + m * nb, xsum + m * nb);
-	j.xq = (const char *)xq;
-	j.xsum = xsum;
+		encode_row(s->k, layout, cpu_row(x, m), j.kdim, &ex, m);
 	if (j.m == 1)
 		cpu_pool_run_streaming(s->pool, groups, 1, prepared_task, &j);
 	else
 		cpu_pool_run(s->pool, groups, 1, prepared_task, &j);
-	free(xq);
-	free(xsum);
+	encoded_x_free(&ex);
 	return GLLMK_OK;
 }
 
 /* ---------------------------------------------- M = 1 products, one pass */
 
 struct parts_job {
-	const struct cpu_cntx *k;
+	cpu_dot_group_fn *dot;
 	const struct cpu_matmul_part *part;
 	int64_t kdim, groups;
-	const struct block_q8_0 *xq; /* part p's activation: xq + of[p]·nb */
-	const int32_t *xsum;         /* and its sums: xsum + of[p]·nb */
-	const int64_t *of;
+	const struct encoded_x *x;
+	const int64_t *of; /* part p's activation: row of[p] of x */
 };
 
 /* Items [begin, end) of the parts' groups laid end to end. */
 static void parts_task(void *arg, int64_t begin, int64_t end, int tid)
 {
 	const struct parts_job *j = arg;
-	const int64_t nb = j->kdim / QK8_0;
 
 	(void)tid;
 	for (int64_t i = begin; i < end; i++) {
 		const struct cpu_matmul_part *p = &j->part[i / j->groups];
 		const int64_t g = i % j->groups, x = j->of[i / j->groups];
-		const char *w = (const char *)gllmk_tensor_host(&p->w) + g * CPU_Q4_0X8_ROWS * p->w.stride[0];
+		const char *w = (const char *)gllmk_tensor_host(&p->w) + g * CPU_GROUP_ROWS * p->w.stride[0];
 		const float *bias = p->bias ? (const float *)gllmk_tensor_host(p->bias) : NULL;
-		float *y = (float *)gllmk_tensor_host(&p->y) + g * CPU_Q4_0X8_ROWS;
+		float *y = (float *)gllmk_tensor_host(&p->y) + g * CPU_GROUP_ROWS;
 
-		j->k->dot_q4_0x8(j->kdim, w, j->xq + x * nb, j->xsum + x * nb, 1, y);
-		for (int r = 0; bias && r < CPU_Q4_0X8_ROWS; r++)
-			y[r] += bias[g * CPU_Q4_0X8_ROWS + r];
+		j->dot(j->kdim, w, j->x->q + x * j->x->row_bytes, encoded_sums(j->x, x), 1, y);
+		for (int r = 0; bias && r < CPU_GROUP_ROWS; r++)
+			y[r] += bias[g * CPU_GROUP_ROWS + r];
 	}
 }
 
 gllmk_status cpu_matmul_parts_prepared(struct cpu_state *s, const struct cpu_matmul_part *part, int64_t count)
 {
-	const int64_t kdim = cpu_row_len(&part[0].x), nb = kdim / QK8_0;
-	struct parts_job j = { .k = s->k, .part = part, .kdim = kdim, .groups = cpu_rows(&part[0].w) / CPU_Q4_0X8_ROWS };
-	struct block_q8_0 *xq = malloc(sizeof(*xq) * (size_t)(count * nb));
-	int32_t *xsum = malloc(sizeof(*xsum) * (size_t)(count * nb));
+	const uint32_t layout = part[0].w.buf->layout;
+	const int64_t kdim = cpu_row_len(&part[0].x);
+	struct encoded_x ex;
+	struct parts_job j = {
+		.dot = s->k->dot_group[layout],
+		.part = part,
+		.kdim = kdim,
+		.groups = cpu_rows(&part[0].w) / CPU_GROUP_ROWS,
+		.x = &ex,
+	};
 	int64_t *of = malloc(sizeof(*of) * (size_t)count);
+	gllmk_status st = of ? encoded_x_alloc(s, layout, kdim, count, &ex) : GLLMK_E_NO_MEMORY;
 
-	if (!xq || !xsum || !of) {
-		free(xq);
-		free(xsum);
+	if (st) {
 		free(of);
-		return s->host->set_error(GLLMK_E_NO_MEMORY, "gllmk_matmul_id: no memory for %lld encoded rows",
-					  (long long)count);
+		return of ? st : s->host->set_error(st, "gllmk_matmul_id: no memory for %lld parts", (long long)count);
 	}
 	cpu_parts_x_rows(part, count, of);
 	for (int64_t p = 0; p < count; p++)
 		if (p == 0 || of[p] != of[p - 1]) /* each distinct row once */
-			encode_row(s->k, gllmk_tensor_host(&part[p].x), kdim, xq + of[p] * nb, xsum + of[p] * nb);
-	j.xq = xq;
-	j.xsum = xsum;
+			encode_row(s->k, layout, gllmk_tensor_host(&part[p].x), kdim, &ex, of[p]);
 	j.of = of;
 	cpu_pool_run(s->pool, count * j.groups, 1, parts_task, &j);
-	free(xq);
-	free(xsum);
+	encoded_x_free(&ex);
 	free(of);
 	return GLLMK_OK;
 }
-

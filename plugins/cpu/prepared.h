@@ -1,16 +1,15 @@
 /* Prepared weights of the CPU plugins (gllmk_weights_prepare; SPEC/CPU.md,
- * "Prepared weights"): one layout, q4_0x8, for q4_0 matrices whose rows
- * come in whole groups of 8, offered where the ISA's context table has its
- * group kernel (cpu_cntx.dot_q4_0x8).
+ * "Prepared weights"): two layouts, q4_0x8 and q4_Kx8, for q4_0 and q4_K
+ * matrices whose rows come in whole groups of 8, each offered where the
+ * ISA's context table has its group kernel (cpu_cntx.dot_group).
  *
  * The tensor's rows (outer dims flattened) in groups of 8: group g fills
  * the bytes the plain tensor gives rows 8g..8g+7, so a view of rows or of
  * an expert that starts on a group lies where the plain one would, and the
  * copy has the plain size. Inside a group, block b of the 8 rows is one
- * struct cpu_q4_0x8 at b·144 bytes: the 8 f16 scales, then the 16 quant
- * bytes of each row in 4 chunks of 4, chunk-major: one 256-bit load gives
- * bytes 4c..4c+3 of all 8 rows, row r's in the i32 lane its dot sums in
- * (the low nibbles are elements 4c..4c+3, the high ones 16 + 4c..).
+ * unit at b·(8 · the block's bytes): the rows' scales first, then their
+ * quant bytes in chunks of 4, chunk-major, so that one 256-bit load gives
+ * bytes 4c..4c+3 of all 8 rows, row r's in the i32 lane its dot sums in.
  */
 #ifndef GLLMK_CPU_PREPARED_H
 #define GLLMK_CPU_PREPARED_H
@@ -19,35 +18,53 @@
 
 #include "cpu_plugin.h"
 
-#define CPU_LAYOUT_Q4_0X8 1u
-#define CPU_Q4_0X8_ROWS 8
+/* The largest M that matmul keeps on a layout's group kernel before the
+ * int8 GEMM takes it (decoding the groups back to plain rows into its
+ * packer): prepared.c has the measurements. */
+int64_t cpu_prepared_small_m(uint32_t layout);
 
-/* The largest M that matmul keeps on the group kernel before the int8
- * GEMM takes it (decoding the groups back to q4_0 rows into its packer). 8
- * matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a matrix, group
- * kernel / GEMM on the prepared weights / the plain weights' best path:
- * M = 8 0.99 / – / 1.63, 16 2.10 / – / 2.40, 24 2.87 / 3.40 / 3.06-3.12,
- * 32 3.80 / 4.16 / 3.82, 40 4.81 / 4.90 / 4.55, 48 5.68 / 5.54 / 5.19,
- * 128 15.35 / 13.22 / 12.69-12.96. Above M = 24 the prepared weights run
- * 0.92-0.98x the plain ones (the decoding; even at 512). */
-#define CPU_PREPARED_SMALL_M 40
-
+/* q4_0x8: the 8 f16 scales, then the 16 quant bytes of each row in 4
+ * chunks of 4 (the low nibbles are elements 4c..4c+3, the high ones
+ * 16 + 4c..). */
 struct cpu_q4_0x8 {
-	uint16_t d[CPU_Q4_0X8_ROWS];
-	uint8_t qs[4][CPU_Q4_0X8_ROWS][4]; /* [chunk][row][byte]: row's qs[4·chunk + byte] */
+	uint16_t d[CPU_GROUP_ROWS];
+	uint8_t qs[4][CPU_GROUP_ROWS][4]; /* [chunk][row][byte]: row's qs[4·chunk + byte] */
 };
 _Static_assert(sizeof(struct cpu_q4_0x8) == 144, "q4_0x8 unit: 8 q4_0 blocks");
 
+/* q4_Kx8: the 8 rows' d and dmin, their 64 6-bit scales and 64 6-bit
+ * mins (sub-block s = 0..7 of 32 elements) in an order a few vector ops
+ * decode, then the quant bytes: pair j (elements 64j..64j+63) in 8
+ * chunks of 4 bytes, row r's qs[32j + 4c + e] at qs[j][c][r][e], whose
+ * low nibbles are elements 64j + 4c + e (sub-block 2j), the high ones
+ * 64j + 32 + 4c + e (sub-block 2j + 1).
+ *
+ * A 6-bit field list v[0..63] is stored as lo[32] (byte i: v[i]'s low 4
+ * bits, v[32 + i]'s as its high nibble) and hi[16] (byte i: the top 2
+ * bits of v[i], v[16 + i], v[32 + i], v[48 + i] at bits 0, 2, 4, 6).
+ * Scales: v[8s + r] = row r's scale of sub-block s (one vector of the 8
+ * rows per sub-block); mins: v[16p + 2r + h] = row r's min of sub-block
+ * 2p + h (the i16 pairs a vpmaddwd with two sub-blocks' Σx takes). */
+struct cpu_q4_Kx8 {
+	uint16_t d[CPU_GROUP_ROWS], dmin[CPU_GROUP_ROWS];
+	uint8_t scales_lo[32], mins_lo[32], scales_hi[16], mins_hi[16];
+	uint8_t qs[4][8][CPU_GROUP_ROWS][4]; /* [pair][chunk][row][byte] */
+};
+_Static_assert(sizeof(struct cpu_q4_Kx8) == 1152, "q4_Kx8 unit: 8 q4_K blocks");
+
+/* Bytes of plain rows the decoder below writes for n elements (both
+ * layouts' formats spend 9/16 of a byte an element). */
+#define CPU_PREPARED_PLAIN_BYTES(n) ((n) / 32 * 18)
 /* Rows [r0, r0 + rows) of the prepared tensor at w (plain rows of
  * row_bytes, r0 counted from w, which starts a group), elements
- * [k0, k0 + kc) of each (whole blocks), as plain q4_0 rows of kc elements
- * at dst, cpu_row_bytes(q4_0, kc) apart. */
-void cpu_q4_0x8_unpack(const void *w, int64_t row_bytes, int64_t r0, int64_t rows, int64_t k0, int64_t kc,
-		       void *dst);
+ * [k0, k0 + kc) of each (whole blocks), as plain rows of kc elements at
+ * dst, cpu_row_bytes(dtype, kc) apart. */
+void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int64_t r0, int64_t rows, int64_t k0,
+			 int64_t kc, void *dst);
 
-/* An ISA's cpu_dot_q4_0x8_fn from its always-inline body(n, w, xq, xsum,
+/* An ISA's cpu_dot_group_fn from its always-inline body(n, w, xq, xsum,
  * out, xrows), xrows a constant in each instance. */
-#define CPU_DEFINE_DOT_Q4_0X8(name, body)                                                            \
+#define CPU_DEFINE_DOT_GROUP(name, body)                                                             \
 	void name(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out) \
 	{                                                                                             \
 		switch (xrows) {                                                                      \
@@ -61,14 +78,14 @@ void cpu_q4_0x8_unpack(const void *w, int64_t row_bytes, int64_t r0, int64_t row
 			body(n, w, xq, xsum, out, 3);                                                 \
 			break;                                                                        \
 		default:                                                                              \
-			body(n, w, xq, xsum, out, CPU_Q4_0X8_X_ROWS);                                 \
+			body(n, w, xq, xsum, out, CPU_GROUP_X_ROWS);                                  \
 			break;                                                                        \
 		}                                                                                     \
 	}
 
-/* The portable group kernel: cpu-generic's, and the reference the ISA
+/* The portable group kernels: cpu-generic's, and the reference the ISA
  * kernels are tested against (conformance, through the public API). */
-cpu_dot_q4_0x8_fn cpu_ref_dot_q4_0x8;
+cpu_dot_group_fn cpu_ref_dot_q4_0x8, cpu_ref_dot_q4_Kx8;
 
 /* gllmk_matmul on prepared weights at small M (or rows a GEMM cannot
  * take): x encoded to q8_0 once, each group of 8 rows through the ISA's

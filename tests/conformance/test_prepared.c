@@ -1,10 +1,10 @@
-/* gllmk_weights_prepare (ABI 1.2): prepared q4_0 weights give what the
- * plain ones give, wherever a weight is read, and nothing else may touch
- * them.
+/* gllmk_weights_prepare (ABI 1.2): prepared q4_0 and q4_K weights give
+ * what the plain ones give, wherever a weight is read, and nothing else may
+ * touch them.
  *
- * A plugin with a layout (SPEC/CPU.md, "Prepared weights": every CPU
- * plugin but cpu-neon without sdot) must prepare q4_0 matrices of rows in
- * groups of 8; the others must decline with GLLMK_E_UNSUPPORTED and *out
+ * A plugin with layouts (SPEC/CPU.md, "Prepared weights": every CPU
+ * plugin but cpu-neon without sdot) must prepare q4_0 and q4_K matrices of
+ * rows in groups of 8; the others must decline with GLLMK_E_UNSUPPORTED and *out
  * NULL, which is then all there is to test of them (said on stdout, not
  * passed silently). Results are checked as matmul's (test_matmul.c): each
  * element within ref_matmul's bound on the plain weights' double product,
@@ -19,8 +19,8 @@
 #include "conf_extra.h"
 #include "ref_quant.h"
 
-/* 1: the plugin must prepare q4_0; 0: it must decline; -1: either (cpu-neon
- * prepares where the CPU has sdot). */
+/* 1: the plugin must prepare q4_0 and q4_K; 0: it must decline; -1:
+ * either (cpu-neon prepares where the CPU has sdot). */
 static int expects_layout(void)
 {
 	if (strcmp(conf.plugin, "cpu-neon") == 0)
@@ -48,6 +48,16 @@ static int prepare_or_decline(const char *what, const gllmk_tensor *w, gllmk_buf
 	if (st == GLLMK_OK && *out)
 		gllmk_buffer_free(*out);
 	return 0;
+}
+
+/* The dtypes the CPU plugins prepare. */
+static const int32_t prep_dtypes[] = { GLLMK_Q4_0, GLLMK_Q4_K };
+
+/* K of k32 blocks of 32 for q4_0; for q4_K's blocks of 256, 1 + k32 / 8
+ * of them (1 to 17 in the cases below). */
+static int64_t prep_k(int32_t dt, int64_t k32)
+{
+	return dt == GLLMK_Q4_K ? (1 + k32 / 8) * 256 : k32 * 32;
 }
 
 /* ------------------------------------------------------------ matmul */
@@ -78,34 +88,41 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 512, .n = 16, .k_blocks = 2, .bias = 1 },
 };
 
-/* dequantize of a prepared copy (any rank): every row exactly its plain
- * decode. */
-static void check_dequantize(const char *what, const gllmk_tensor *p, const uint8_t *w)
+/* What a decoded element of dt may differ from its double decode: q4_0's
+ * d·(u − 8) is exact in f32; q4_K's d·sc·u − dmin·m rounds twice. */
+static double decode_rtol(int32_t dt)
+{
+	return dt == GLLMK_Q4_0 ? 0.0 : 2.5e-7;
+}
+
+/* dequantize of a prepared copy (any rank): every row its plain decode
+ * (decode_rtol). */
+static void check_dequantize(int32_t dt, const char *what, const gllmk_tensor *p, const uint8_t *w)
 {
 	const int64_t k = p->shape[p->ndim - 1], rows = (int64_t)conf_numel(p->ndim, p->shape) / k;
-	const size_t row_bytes = ref_row_bytes(GLLMK_Q4_0, k);
+	const size_t row_bytes = ref_row_bytes(dt, k);
 	float *got = conf_xmalloc(sizeof(float) * (size_t)(rows * k));
 	double *want = conf_xmalloc(sizeof(double) * (size_t)(rows * k));
 	struct conf_tensor yt = conf_output(GLLMK_F32, p->ndim, p->shape);
 	char sub[192];
 
 	for (int64_t i = 0; i < rows; i++)
-		ref_decode_row(GLLMK_Q4_0, w + (size_t)i * row_bytes, want + i * k, k);
+		ref_decode_row(dt, w + (size_t)i * row_bytes, want + i * k, k);
 	conf_ok(gllmk_dequantize(conf.ctx, &yt.t, p));
 	conf_download(&yt, got);
 	snprintf(sub, sizeof(sub), "%s dequantize", what);
-	conf_check_close(sub, got, want, (size_t)(rows * k), 0.0, 0.0);
+	conf_check_close(sub, got, want, (size_t)(rows * k), 0.0, decode_rtol(dt));
 	conf_free(&yt);
 	free(got);
 	free(want);
 }
 
 /* dequantize and get_rows (the first, last, middle and two drawn rows) of
- * a prepared [N, K] copy, exactly the plain rows' decode. */
-static void check_reads(const char *what, const gllmk_tensor *p, const uint8_t *w, int64_t n, int64_t k,
+ * a prepared [N, K] copy: the plain rows' decode (decode_rtol). */
+static void check_reads(int32_t dt, const char *what, const gllmk_tensor *p, const uint8_t *w, int64_t n, int64_t k,
 			struct conf_rng *r)
 {
-	const size_t row_bytes = ref_row_bytes(GLLMK_Q4_0, k);
+	const size_t row_bytes = ref_row_bytes(dt, k);
 	int32_t ids[5] = { (int32_t)(n - 1), 0, (int32_t)conf_rng_int(r, 0, n - 1), (int32_t)conf_rng_int(r, 0, n - 1),
 			   (int32_t)(n / 2) };
 	int64_t g_shape[2] = { 5, k }, nid = 5;
@@ -114,20 +131,20 @@ static void check_reads(const char *what, const gllmk_tensor *p, const uint8_t *
 	struct conf_tensor gt = conf_output(GLLMK_F32, 2, g_shape), it = conf_upload(GLLMK_I32, 1, &nid, ids);
 	char sub[192];
 
-	check_dequantize(what, p, w);
+	check_dequantize(dt, what, p, w);
 	for (int i = 0; i < 5; i++)
-		ref_decode_row(GLLMK_Q4_0, w + (size_t)ids[i] * row_bytes, rows + i * k, k);
+		ref_decode_row(dt, w + (size_t)ids[i] * row_bytes, rows + i * k, k);
 	conf_ok(gllmk_get_rows(conf.ctx, &gt.t, p, &it.t));
 	conf_download(&gt, got);
 	snprintf(sub, sizeof(sub), "%s get_rows", what);
-	conf_check_close(sub, got, rows, (size_t)(5 * k), 0.0, 0.0);
+	conf_check_close(sub, got, rows, (size_t)(5 * k), 0.0, decode_rtol(dt));
 	conf_free(&gt);
 	conf_free(&it);
 	free(got);
 	free(rows);
 }
 
-/* A case's host side: q4_0 weights, f32 x, bias, and y's got / want /
+/* A case's host side: weights of dt, f32 x, bias, and y's got / want /
  * bound, rows × n outputs. */
 struct prep_host {
 	uint8_t *w;
@@ -135,10 +152,10 @@ struct prep_host {
 	double *want, *bound;
 };
 
-static struct prep_host prep_host_draw(struct conf_rng *r, int64_t w_rows, int64_t k, int64_t x_rows, int64_t outs)
+static struct prep_host prep_host_draw(int32_t dt, struct conf_rng *r, int64_t w_rows, int64_t k, int64_t x_rows, int64_t outs)
 {
 	struct prep_host h = {
-		.w = conf_xmalloc(ref_row_bytes(GLLMK_Q4_0, k) * (size_t)w_rows),
+		.w = conf_xmalloc(ref_row_bytes(dt, k) * (size_t)w_rows),
 		.x = conf_xmalloc(sizeof(float) * (size_t)(x_rows * k)),
 		.bias = conf_xmalloc(sizeof(float) * (size_t)w_rows),
 		.got = conf_xmalloc(sizeof(float) * (size_t)outs),
@@ -146,7 +163,7 @@ static struct prep_host prep_host_draw(struct conf_rng *r, int64_t w_rows, int64
 		.bound = conf_xmalloc(sizeof(double) * (size_t)outs),
 	};
 
-	ref_random_row(GLLMK_Q4_0, r, h.w, w_rows * k);
+	ref_random_row(dt, r, h.w, w_rows * k);
 	conf_fill_uniform(r, h.x, (size_t)(x_rows * k), -1.0, 1.0);
 	conf_fill_uniform(r, h.bias, (size_t)w_rows, -1.0, 1.0);
 	return h;
@@ -162,24 +179,25 @@ static void prep_host_free(struct prep_host *h)
 	free(h->bound);
 }
 
-static void prepared_case(const struct prep_case *c)
+static void prepared_case(int32_t dt, const struct prep_case *c)
 {
 	const int64_t m = c->m, n = c->big && conf.quick ? 264 : c->n;
-	const int64_t k = (c->big && conf.quick ? 32 : c->k_blocks) * 32;
+	const int64_t k = prep_k(dt, c->big && conf.quick ? 32 : c->k_blocks);
 	int64_t w_shape[2] = { n, k }, x_shape[2] = { m, k }, y_shape[2] = { m, n };
 	struct conf_rng r;
 	gllmk_buffer *pb;
 	char what[160];
 
-	snprintf(what, sizeof(what), "prepared q4_0 M=%lld N=%lld K=%lld%s%s%s%s", (long long)m, (long long)n,
+	snprintf(what, sizeof(what), "prepared %s M=%lld N=%lld K=%lld%s%s%s%s", gllmk_dtype_name(dt), (long long)m,
+		 (long long)n,
 		 (long long)k, c->bias ? " bias" : "", c->x_padded ? " x:padded" : "", c->y_padded ? " y:padded" : "",
 		 c->free_source ? " source freed" : "");
 	conf_rng_init(&r, what);
-	struct prep_host h = prep_host_draw(&r, n, k, m, m * n);
+	struct prep_host h = prep_host_draw(dt, &r, n, k, m, m * n);
 
-	ref_matmul(GLLMK_Q4_0, h.w, ref_row_bytes(GLLMK_Q4_0, k), n, k, h.x, m, c->bias ? h.bias : NULL, h.want,
+	ref_matmul(dt, h.w, ref_row_bytes(dt, k), n, k, h.x, m, c->bias ? h.bias : NULL, h.want,
 		   h.bound);
-	struct conf_tensor wt = conf_upload(GLLMK_Q4_0, 2, w_shape, h.w);
+	struct conf_tensor wt = conf_upload(dt, 2, w_shape, h.w);
 	struct conf_tensor xt = c->x_padded ? conf_upload_strided(GLLMK_F32, 2, x_shape, h.x, 16, 12)
 					    : conf_upload(GLLMK_F32, 2, x_shape, h.x);
 	struct conf_tensor bt = conf_upload(GLLMK_F32, 1, &n, h.bias);
@@ -187,13 +205,13 @@ static void prepared_case(const struct prep_case *c)
 					    : conf_output(GLLMK_F32, 2, y_shape);
 
 	if (prepare_or_decline(what, &wt.t, &pb)) {
-		const gllmk_tensor p = gllmk_tensor_make(pb, 0, GLLMK_Q4_0, 2, w_shape);
+		const gllmk_tensor p = gllmk_tensor_make(pb, 0, dt, 2, w_shape);
 
 		if (c->free_source)
 			conf_free(&wt);
 		conf_ok(gllmk_matmul(conf.ctx, &yt.t, &xt.t, &p, c->bias ? &bt.t : NULL));
-		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(m * n), (size_t)(m * n), GLLMK_Q4_0);
-		check_reads(what, &p, h.w, n, k, &r);
+		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(m * n), (size_t)(m * n), dt);
+		check_reads(dt, what, &p, h.w, n, k, &r);
 		gllmk_buffer_free(pb);
 	}
 	if (!c->free_source || !wt.buf)
@@ -208,8 +226,9 @@ static void prepared_matmul(void **state)
 {
 	(void)state;
 	conf_begin("weights_prepare");
-	for (size_t i = 0; i < sizeof(prep_cases) / sizeof(prep_cases[0]); i++)
-		prepared_case(&prep_cases[i]);
+	for (size_t d = 0; d < sizeof(prep_dtypes) / sizeof(prep_dtypes[0]); d++)
+		for (size_t i = 0; i < sizeof(prep_cases) / sizeof(prep_cases[0]); i++)
+			prepared_case(prep_dtypes[d], &prep_cases[i]);
 	conf_covered("weights_prepare");
 }
 
@@ -218,19 +237,19 @@ static void prepared_matmul(void **state)
 /* Slot (t, j) of matmul_id and batch b of matmul_batched against the
  * prepared [E, N, K] copy: want/bound rows from ref_matmul on the plain
  * matrix of the expert or batch each row reads. */
-static void ref_rows_by_matrix(const uint8_t *w, int64_t n, int64_t k, const float *x, const int32_t *mat,
+static void ref_rows_by_matrix(int32_t dt, const uint8_t *w, int64_t n, int64_t k, const float *x, const int32_t *mat,
 			       int64_t rows, double *want, double *bound)
 {
-	const size_t row_bytes = ref_row_bytes(GLLMK_Q4_0, k);
+	const size_t row_bytes = ref_row_bytes(dt, k);
 
 	for (int64_t i = 0; i < rows; i++)
-		ref_matmul(GLLMK_Q4_0, w + (size_t)mat[i] * (size_t)n * row_bytes, row_bytes, n, k, x + i * k, 1, NULL,
+		ref_matmul(dt, w + (size_t)mat[i] * (size_t)n * row_bytes, row_bytes, n, k, x + i * k, 1, NULL,
 			   want + i * n, bound + i * n);
 }
 
 /* distinct: each slot its own expert (decoding's one pass over all the
  * experts' groups, cpu_matmul_parts); bias: matmul_id's [E, N] bias. */
-static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, int64_t k, int distinct, int bias)
+static void prepared_experts_case(int32_t dt, int64_t t, int64_t kk, int64_t e, int64_t n, int64_t k, int distinct, int bias)
 {
 	const int64_t slots = t * kk;
 	int64_t w_shape[3] = { e, n, k }, x_shape[2] = { t, k }, id_shape[2] = { t, kk }, y_shape[3] = { t, kk, n };
@@ -238,11 +257,11 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 	gllmk_buffer *pb;
 	char what[128];
 
-	snprintf(what, sizeof(what), "prepared q4_0 matmul_id T=%lld k=%lld E=%lld N=%lld K=%lld%s%s", (long long)t,
-		 (long long)kk, (long long)e, (long long)n, (long long)k, distinct ? " distinct" : "",
+	snprintf(what, sizeof(what), "prepared %s matmul_id T=%lld k=%lld E=%lld N=%lld K=%lld%s%s",
+		 gllmk_dtype_name(dt), (long long)t, (long long)kk, (long long)e, (long long)n, (long long)k, distinct ? " distinct" : "",
 		 bias ? " bias" : "");
 	conf_rng_init(&r, what);
-	struct prep_host h = prep_host_draw(&r, e * n, k, t, slots * n);
+	struct prep_host h = prep_host_draw(dt, &r, e * n, k, t, slots * n);
 	float *xs = conf_xmalloc(sizeof(float) * (size_t)(slots * k));
 	int32_t *ids = conf_xmalloc(sizeof(int32_t) * (size_t)slots);
 
@@ -250,25 +269,25 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 		ids[s] = (int32_t)(distinct ? (s * 3 + 1) % e : conf_rng_int(&r, 0, e - 1));
 		memcpy(xs + s * k, h.x + s / kk * k, sizeof(float) * (size_t)k);
 	}
-	ref_rows_by_matrix(h.w, n, k, xs, ids, slots, h.want, h.bound);
+	ref_rows_by_matrix(dt, h.w, n, k, xs, ids, slots, h.want, h.bound);
 	for (int64_t s = 0; bias && s < slots; s++)
 		for (int64_t c = 0; c < n; c++)
 			h.want[s * n + c] += h.bias[ids[s] * n + c];
 
-	struct conf_tensor wt = conf_upload(GLLMK_Q4_0, 3, w_shape, h.w);
+	struct conf_tensor wt = conf_upload(dt, 3, w_shape, h.w);
 	struct conf_tensor xt = conf_upload(GLLMK_F32, 2, x_shape, h.x);
 	struct conf_tensor it = conf_upload(GLLMK_I32, 2, id_shape, ids);
 	struct conf_tensor bt = conf_upload(GLLMK_F32, 2, w_shape, h.bias); /* [E, N]: w_shape's first two */
 	struct conf_tensor yt = conf_output(GLLMK_F32, 3, y_shape);
 
 	if (prepare_or_decline(what, &wt.t, &pb)) {
-		const gllmk_tensor p = gllmk_tensor_make(pb, 0, GLLMK_Q4_0, 3, w_shape);
+		const gllmk_tensor p = gllmk_tensor_make(pb, 0, dt, 3, w_shape);
 
 		conf_free(&wt);
 		conf_ok(gllmk_matmul_id(conf.ctx, &yt.t, &xt.t, &p, &it.t, bias ? &bt.t : NULL, NULL));
 		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(slots * n), (size_t)(slots * n),
-				   GLLMK_Q4_0);
-		check_dequantize(what, &p, h.w);
+				   dt);
+		check_dequantize(dt, what, &p, h.w);
 		gllmk_buffer_free(pb);
 	}
 	conf_free(&wt);
@@ -281,33 +300,33 @@ static void prepared_experts_case(int64_t t, int64_t kk, int64_t e, int64_t n, i
 	free(ids);
 }
 
-static void prepared_batched_case(int64_t b, int64_t m, int64_t n, int64_t k)
+static void prepared_batched_case(int32_t dt, int64_t b, int64_t m, int64_t n, int64_t k)
 {
 	int64_t w_shape[3] = { b, n, k }, x_shape[3] = { b, m, k }, y_shape[3] = { b, m, n };
 	struct conf_rng r;
 	gllmk_buffer *pb;
 	char what[128];
 
-	snprintf(what, sizeof(what), "prepared q4_0 matmul_batched B=%lld M=%lld N=%lld K=%lld", (long long)b,
-		 (long long)m, (long long)n, (long long)k);
+	snprintf(what, sizeof(what), "prepared %s matmul_batched B=%lld M=%lld N=%lld K=%lld", gllmk_dtype_name(dt),
+		 (long long)b, (long long)m, (long long)n, (long long)k);
 	conf_rng_init(&r, what);
-	struct prep_host h = prep_host_draw(&r, b * n, k, b * m, b * m * n);
+	struct prep_host h = prep_host_draw(dt, &r, b * n, k, b * m, b * m * n);
 	int32_t *mat = conf_xmalloc(sizeof(int32_t) * (size_t)(b * m));
 
 	for (int64_t i = 0; i < b * m; i++)
 		mat[i] = (int32_t)(i / m);
-	ref_rows_by_matrix(h.w, n, k, h.x, mat, b * m, h.want, h.bound);
+	ref_rows_by_matrix(dt, h.w, n, k, h.x, mat, b * m, h.want, h.bound);
 
-	struct conf_tensor wt = conf_upload(GLLMK_Q4_0, 3, w_shape, h.w);
+	struct conf_tensor wt = conf_upload(dt, 3, w_shape, h.w);
 	struct conf_tensor xt = conf_upload(GLLMK_F32, 3, x_shape, h.x);
 	struct conf_tensor yt = conf_output(GLLMK_F32, 3, y_shape);
 
 	if (prepare_or_decline(what, &wt.t, &pb)) {
-		const gllmk_tensor p = gllmk_tensor_make(pb, 0, GLLMK_Q4_0, 3, w_shape);
+		const gllmk_tensor p = gllmk_tensor_make(pb, 0, dt, 3, w_shape);
 
 		conf_ok(gllmk_matmul_batched(conf.ctx, &yt.t, &xt.t, &p));
 		conf_check_product(what, &yt, h.got, h.want, h.bound, (size_t)(b * m * n), (size_t)(b * m * n),
-				   GLLMK_Q4_0);
+				   dt);
 		gllmk_buffer_free(pb);
 	}
 	conf_free(&wt);
@@ -321,12 +340,16 @@ static void prepared_experts(void **state)
 {
 	(void)state;
 	conf_begin("weights_prepare");
-	prepared_experts_case(1, 2, 5, 16, 64, 0, 0);   /* decoding, experts drawn (maybe one twice) */
-	prepared_experts_case(1, 4, 8, 24, 96, 1, 1);   /* decoding: 4 experts in one pass */
-	prepared_experts_case(2, 3, 7, 8, 32, 1, 0);    /* two tokens, 6 experts in one pass */
-	prepared_experts_case(33, 2, 3, 24, 96, 0, 1);  /* a prompt: groups past the small-M limit */
-	prepared_batched_case(3, 2, 8, 96);
-	prepared_batched_case(2, 20, 16, 64);
+	for (size_t d = 0; d < sizeof(prep_dtypes) / sizeof(prep_dtypes[0]); d++) {
+		const int32_t dt = prep_dtypes[d];
+
+		prepared_experts_case(dt, 1, 2, 5, 16, prep_k(dt, 2), 0, 0);  /* decoding, experts drawn (maybe one twice) */
+		prepared_experts_case(dt, 1, 4, 8, 24, prep_k(dt, 3), 1, 1);  /* decoding: 4 experts in one pass */
+		prepared_experts_case(dt, 2, 3, 7, 8, prep_k(dt, 1), 1, 0);   /* two tokens, 6 experts in one pass */
+		prepared_experts_case(dt, 33, 2, 3, 24, prep_k(dt, 9), 0, 1); /* a prompt: past the small-M limit */
+		prepared_batched_case(dt, 3, 2, 8, prep_k(dt, 3));
+		prepared_batched_case(dt, 2, 20, 16, prep_k(dt, 2));
+	}
 	conf_covered("weights_prepare");
 }
 
@@ -416,28 +439,32 @@ static void prepared_refusals(gllmk_buffer *pb, int64_t n, int64_t k)
 	conf_free(&sl);
 }
 
-/* Dtypes and shapes the CPU layout does not take: declined, *out NULL. */
+/* Dtypes and shapes the CPU layouts do not take: declined, *out NULL. */
 static void prepare_declines(void)
 {
-	int64_t k_shape[2] = { 8, 256 }, odd_shape[2] = { 12, 64 };
-	uint8_t *blocks = conf_xmalloc(8 * 144 + 12 * 36);
-	struct conf_tensor kq, odd;
-	gllmk_buffer *out;
+	static const struct {
+		int32_t dt;
+		int64_t n, k;
+		const char *what, *word;
+	} cases[] = {
+		{ GLLMK_Q6_K, 8, 256, "prepare q6_K", "q6_K" },
+		{ GLLMK_Q4_0, 12, 64, "prepare q4_0 [12, 64]", "w.shape[0] = 12" },
+		{ GLLMK_Q4_K, 20, 256, "prepare q4_K [20, 256]", "w.shape[0] = 20" },
+	};
+	uint8_t *blocks = conf_xmalloc(20 * 210);
 
-	memset(blocks, 0, 8 * 144 + 12 * 36);
-	kq = conf_upload(GLLMK_Q4_K, 2, k_shape, blocks);
-	odd = conf_upload(GLLMK_Q4_0, 2, odd_shape, blocks);
-	out = (gllmk_buffer *)(uintptr_t)1;
-	want_status("prepare q4_K", gllmk_weights_prepare(conf.ctx, &kq.t, &out), GLLMK_E_UNSUPPORTED, "q4_K");
-	if (out)
-		conf_fail("prepare q4_K: declined but *out is set");
-	out = (gllmk_buffer *)(uintptr_t)1;
-	want_status("prepare q4_0 [12, 64]", gllmk_weights_prepare(conf.ctx, &odd.t, &out), GLLMK_E_UNSUPPORTED,
-		    "w.shape[0] = 12");
-	if (out)
-		conf_fail("prepare q4_0 [12, 64]: declined but *out is set");
-	conf_free(&kq);
-	conf_free(&odd);
+	memset(blocks, 0, 20 * 210);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t shape[2] = { cases[i].n, cases[i].k };
+		struct conf_tensor w = conf_upload(cases[i].dt, 2, shape, blocks);
+		gllmk_buffer *out = (gllmk_buffer *)(uintptr_t)1;
+
+		want_status(cases[i].what, gllmk_weights_prepare(conf.ctx, &w.t, &out), GLLMK_E_UNSUPPORTED,
+			    cases[i].word);
+		if (out)
+			conf_fail("%s: declined but *out is set", cases[i].what);
+		conf_free(&w);
+	}
 	free(blocks);
 }
 

@@ -154,7 +154,8 @@ CASES = [
     llama("F32", "core", "--experts", "8", name="mixtral-F32"),
     Case("qwen3moe-F32", "core", ("--arch", "qwen3moe")),
     llama("Q4_K", "core", "--experts", "8", name="mixtral-Q4_K"),
-    # q4_0 experts, prepared ([E, N, K] in the CPU plugins' q4_0x8 layout, gllmk_weights_prepare)
+    # q4_0 experts, prepared ([E, N, K] in the CPU plugins' q4_0x8 layout, gllmk_weights_prepare;
+    # mixtral-Q4_K's in q4_Kx8)
     llama("Q4_0", "core", "--experts", "8", name="mixtral-Q4_0-prompt40-batch16", prompt=40, n=5, batch=16),
     Case("qwen3moe-Q8_0-e16k4", "gpu", ("--arch", "qwen3moe", "--dtype", "Q8_0", "--experts", "16",
                                         "--experts-used", "4")),
@@ -204,8 +205,11 @@ CASES = [
     llama("F32", "gpu", name="llama-kv-q4_0-prompt40-batch16", prompt=40, n=5, batch=16, kv="q4_0"),
     Case("qwen2-F32-kv-q4_0", "full", ("--arch", "qwen2"), kv="q4_0"),
     llama("Q4_0", "full", "--embd-dtype", "F16", name="llama-Q4_0-embdF16"),
-    # the same q4_0 weights in the file's layout (the plugins' plain q4_0 dots)
+    # the same q4_0 and q4_K weights in the file's layout (the plugins' plain dots); prepared
+    # q4_K at M = 48, past the group kernel's limit (the GEMMs decode q4_Kx8)
     llama("Q4_0", "core", name="llama-Q4_0-no-prepare", prompt=40, n=5, batch=16, prepare=False),
+    llama("Q4_K", "core", name="llama-Q4_K-no-prepare", prompt=40, n=5, batch=16, prepare=False),
+    llama("Q4_K", "core", name="llama-Q4_K-prompt48", prompt=48, n=3),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
     Case("qwen3-Q6_K-tied", "full", ("--arch", "qwen3", "--dtype", "Q6_K", "--tied")),
     # ABI 1.1's ten formats (random blocks: every grid entry, sign pattern and scale):
@@ -317,18 +321,18 @@ def tol_class(m):
     return "float" if {m.tensors[n].tensor_type.name for n in names} <= FLOAT_TYPES else "quant"
 
 
-# The plugins that prepare q4_0 matrices (gllmk_weights_prepare, SPEC/CPU.md); cpu-neon
-# does where the CPU has sdot, the GPU plugins never.
+# The plugins that prepare q4_0 and q4_K matrices (gllmk_weights_prepare, SPEC/CPU.md);
+# cpu-neon does where the CPU has sdot, the GPU plugins never.
 PREPARING = {"cpu-generic", "cpu-avx2", "cpu-avx512"}
 
 
 def prepared_problem(case, doc, ref_model):
     """What is wrong with the JSON's count of prepared matrices, or None."""
-    has_q4_0 = any(t.tensor_type.name == "Q4_0" and len(t.shape) in (2, 3) for t in ref_model.tensors.values())
-    if not case.prepare and doc["prepared"] != 0:
-        return f"{doc['prepared']} matrices prepared under --no-prepare"
-    if case.prepare and has_q4_0 and doc["plugin"] in PREPARING and doc["prepared"] == 0:
-        return "no q4_0 matrix prepared"
+    has_q4 = any(t.tensor_type.name in ("Q4_0", "Q4_K") and len(t.shape) in (2, 3) for t in ref_model.tensors.values())
+    if (not case.prepare or case.mmap) and doc["prepared"] != 0:
+        return f"{doc['prepared']} matrices prepared under --no-prepare or --mmap"
+    if case.prepare and not case.mmap and has_q4 and doc["plugin"] in PREPARING and doc["prepared"] == 0:
+        return "no q4_0 or q4_K matrix prepared"
     if doc["plugin"] in ("vulkan", "opencl") and doc["prepared"] != 0:
         return f"{doc['prepared']} matrices prepared on a GPU plugin"
     return None

@@ -109,22 +109,22 @@ static void pack_b_decoded(const struct cpu_sgemm *g, int64_t p0, int64_t kc, in
 	const char *b = (const char *)g->b + j0 * g->b_row_bytes + cpu_row_bytes(g->b_dtype, p0);
 	const int64_t kc_bytes = cpu_row_bytes(g->b_dtype, kc);
 	float rows[4][KC_MAX];
-	_Alignas(64) char plain[4 * KC_MAX / QK4_0 * sizeof(struct block_q4_0)];
+	_Alignas(64) char plain[4 * CPU_PREPARED_PLAIN_BYTES(KC_MAX)];
 	int64_t jj = 0;
 
-	if (g->b_pack && !g->b_prepared) {
+	if (g->b_pack && !g->b_layout) {
 		jj = cols / 8 * 8;
 		g->b_pack(b, g->b_row_bytes, jj, kc, nr, dst);
 	}
 	for (; jj < cols; jj += 4) {
 		const int64_t n = min64(cols - jj, 4), next = min64(g->n - (j0 + jj + 4), 4);
 
-		if (g->b_prepared) /* the 4 rows' part of their group, back to q4_0 rows */
-			cpu_q4_0x8_unpack(g->b, g->b_row_bytes, j0 + jj, n, p0, kc, plain);
+		if (g->b_layout) /* the 4 rows' part of their group, back to plain rows */
+			cpu_prepared_unpack(g->b_layout, g->b, g->b_row_bytes, j0 + jj, n, p0, kc, plain);
 		else
 			prefetch_rows(b + (jj + 4) * g->b_row_bytes, g->b_row_bytes, next, kc_bytes);
 		for (int64_t r = 0; r < n; r++)
-			g->b_dequant(g->b_prepared ? plain + r * kc_bytes : b + (jj + r) * g->b_row_bytes, rows[r], kc);
+			g->b_dequant(g->b_layout ? plain + r * kc_bytes : b + (jj + r) * g->b_row_bytes, rows[r], kc);
 		pack_panel(rows[0], KC_MAX, 1, n, kc, nr, dst + jj);
 	}
 }

@@ -161,10 +161,10 @@ static void pack_b_panel(const struct qgemm_run *r, int64_t p0, int64_t kc, int6
 	const cpu_qgemm_pack_fn isa_pack = r->k->qgemm.pack_b[g->w_dtype], isc_pack = r->k->qgemm.pack_b_isc[g->w_dtype];
 	const int64_t rows = min64(g->n - n0, CPU_QGEMM_NR);
 	int64_t row_bytes = g->w_row_bytes;
-	_Alignas(64) char plain[CPU_QGEMM_NR * CPU_QGEMM_KC_MAX / QK4_0 * sizeof(struct block_q4_0)];
+	_Alignas(64) char plain[CPU_QGEMM_NR * CPU_PREPARED_PLAIN_BYTES(CPU_QGEMM_KC_MAX)];
 
-	if (g->w_prepared) { /* the panel's part of its groups, back to q4_0 rows */
-		cpu_q4_0x8_unpack(g->w, g->w_row_bytes, n0, rows, p0, kc, plain);
+	if (g->w_layout) { /* the panel's part of its groups, back to plain rows */
+		cpu_prepared_unpack(g->w_layout, g->w, g->w_row_bytes, n0, rows, p0, kc, plain);
 		src = plain;
 		row_bytes = cpu_row_bytes(g->w_dtype, kc);
 	}

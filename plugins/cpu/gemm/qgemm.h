@@ -125,7 +125,7 @@ struct cpu_qgemm {
 	const void *w;
 	int32_t w_dtype;
 	int64_t w_row_bytes;
-	int w_prepared;         /* w in the q4_0x8 layout (prepared.h), rows of w_row_bytes */
+	uint32_t w_layout;      /* w prepared (prepared.h; 0: plain), rows of w_row_bytes */
 	float *y;
 	int64_t ldy;
 };

@@ -35,7 +35,7 @@ struct cpu_sgemm {
 	cpu_sgemm_pack_fn b_pack;
 	int32_t b_dtype;
 	int64_t b_row_bytes;
-	int b_prepared;         /* b in the q4_0x8 layout (prepared.h): decoded, never b_pack */
+	uint32_t b_layout;      /* b prepared (prepared.h; 0: plain): decoded, never b_pack */
 	float *c;
 	int64_t ldc;
 	float alpha, beta;

@@ -1,0 +1,189 @@
+/* The group kernels of prepared weights (plugins/cpu/prepared.h) on
+ * cpu-neon's sdot table (built once, with -march=armv8.2-a+dotprod): a
+ * chunk of a group is rows 0..3 and 4..7 × 4 bytes, and sdot by lane c
+ * adds each row's 4 bytes times the activation's bytes 4c..4c+3 into that
+ * row's lane; the plain build's smull + sadalp sums other lanes, so its
+ * table prepares nothing. A block's nibbles are split once for the call's
+ * activation rows.
+ */
+#include "neon_dot.h"
+#include "prepared.h"
+
+/* ------------------------------------------------------------ q4_0x8 */
+
+#define Q4_0X8_CHUNK(c)                                                                      \
+	do {                                                                                 \
+		s0 = vdotq_laneq_s32(s0, lo[c][0], xl, c);                                   \
+		s0 = vdotq_laneq_s32(s0, hi[c][0], xh, c);                                   \
+		s1 = vdotq_laneq_s32(s1, lo[c][1], xl, c);                                   \
+		s1 = vdotq_laneq_s32(s1, hi[c][1], xh, c);                                   \
+	} while (0)
+
+static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, const void *w, const void *xq,
+								  const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_q4_0x8 *u = w;
+	const struct block_q8_0 *x = xq;
+	const int64_t nb = n / QK4_0;
+	float32x4_t acc[CPU_GROUP_X_ROWS][2];
+
+	for (int t = 0; t < xrows; t++)
+		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	for (int64_t b = 0; b < nb; b++) {
+		const float32x4_t d0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d)));
+		const float32x4_t d1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d + 4)));
+		int8x16_t lo[4][2], hi[4][2];
+
+		for (int c = 0; c < 4; c++)
+			for (int h = 0; h < 2; h++) {
+				const uint8x16_t q = vld1q_u8(u[b].qs[c][4 * h]);
+
+				lo[c][h] = nibbles_lo(q);
+				hi[c][h] = nibbles_hi(q);
+			}
+		for (int t = 0; t < xrows; t++) {
+			const struct block_q8_0 *xb = &x[t * nb + b];
+			const int8x16_t xl = vld1q_s8(xb->qs), xh = vld1q_s8(xb->qs + 16);
+			const float32x4_t dx = vdupq_n_f32(f16_to_f32(xb->d));
+			int32x4_t s0 = vdupq_n_s32(-8 * xsum[t * nb + b]), s1 = s0;
+
+			Q4_0X8_CHUNK(0);
+			Q4_0X8_CHUNK(1);
+			Q4_0X8_CHUNK(2);
+			Q4_0X8_CHUNK(3);
+			acc[t][0] = vfmaq_f32(acc[t][0], vcvtq_f32_s32(s0), vmulq_f32(d0, dx));
+			acc[t][1] = vfmaq_f32(acc[t][1], vcvtq_f32_s32(s1), vmulq_f32(d1, dx));
+		}
+	}
+	for (int t = 0; t < xrows; t++) {
+		vst1q_f32(out + 8 * t, acc[t][0]);
+		vst1q_f32(out + 8 * t + 4, acc[t][1]);
+	}
+}
+
+CPU_DEFINE_DOT_GROUP(neondot_dot_q4_0x8, q4_0x8_dot_body)
+
+/* ------------------------------------------------------------ q4_Kx8
+ *
+ * Per pair of sub-blocks (64 elements): 8 chunks, each split into low
+ * nibbles (sub-block 2j) and high ones (2j + 1), sdot by lane into the
+ * rows' i32 sums, one multiply-add by the rows' scales a sub-block; the
+ * mins' term by widening multiplies of min pairs with two sub-blocks' Σx. */
+
+/* v[0..63] of a 6-bit field list (prepared.h) at v. */
+static inline void q4_Kx8_fields(const uint8_t lo[32], const uint8_t hi[16], uint8_t v[64])
+{
+	const uint8x16_t l0 = vld1q_u8(lo), l1 = vld1q_u8(lo + 16), h = vld1q_u8(hi), m4 = vdupq_n_u8(0x0f);
+	const uint8x16_t m2 = vdupq_n_u8(3);
+
+	vst1q_u8(v, vorrq_u8(vandq_u8(l0, m4), vshlq_n_u8(vandq_u8(h, m2), 4)));
+	vst1q_u8(v + 16, vorrq_u8(vandq_u8(l1, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 2), m2), 4)));
+	vst1q_u8(v + 32, vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 4), m2), 4)));
+	vst1q_u8(v + 48, vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(h, 6), 4)));
+}
+
+/* 4 bytes at v as i32 lanes. */
+static inline int32x4_t q4_Kx8_widen(const uint8_t *v)
+{
+	return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(vld1_u8(v)))));
+}
+
+/* Σ_s min(r, s)·Σx(s) of an activation block for rows 4h..4h+3: pair p's
+ * mins at mv[16p + 2r + h'] against Σx of sub-blocks 2p, 2p + 1. */
+static inline int32x4_t q4_Kx8_mins(const uint8_t mv[64], const int16_t bsums[16], int h)
+{
+	int32x4_t sum = vdupq_n_s32(0);
+
+	for (int p = 0; p < 4; p++) {
+		const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(mv + 16 * p + 8 * h)));
+		const int16_t sa = (int16_t)(bsums[4 * p] + bsums[4 * p + 1]);
+		const int16_t sb = (int16_t)(bsums[4 * p + 2] + bsums[4 * p + 3]);
+		const int16_t pair[8] = { sa, sb, sa, sb, sa, sb, sa, sb };
+		const int16x8_t x = vld1q_s16(pair);
+
+		sum = vaddq_s32(sum, vpaddq_s32(vmull_s16(vget_low_s16(m), vget_low_s16(x)), vmull_high_s16(m, x)));
+	}
+	return sum;
+}
+
+/* Chunk c of pair j: lanes c % 4 of the activation's 16-byte quarters. */
+#define Q4_KX8_CHUNK(c)                                                                              \
+	do {                                                                                         \
+		const uint8x16_t q0 = vld1q_u8(u[b].qs[j][c][0]), q1 = vld1q_u8(u[b].qs[j][c][4]);   \
+		const int8x16_t lo0 = nibbles_lo(q0), lo1 = nibbles_lo(q1);                          \
+		const int8x16_t hi0 = nibbles_hi(q0), hi1 = nibbles_hi(q1);                          \
+		for (int t = 0; t < xrows; t++) {                                                    \
+			se[t][0] = vdotq_laneq_s32(se[t][0], lo0, xl[t][(c) / 4], (c) % 4);          \
+			se[t][1] = vdotq_laneq_s32(se[t][1], lo1, xl[t][(c) / 4], (c) % 4);          \
+			so[t][0] = vdotq_laneq_s32(so[t][0], hi0, xh[t][(c) / 4], (c) % 4);          \
+			so[t][1] = vdotq_laneq_s32(so[t][1], hi1, xh[t][(c) / 4], (c) % 4);          \
+		}                                                                                    \
+	} while (0)
+
+static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, const void *w, const void *xq,
+								  const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_q4_Kx8 *u = w;
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	float32x4_t acc[CPU_GROUP_X_ROWS][2];
+
+	(void)xsum;
+	for (int t = 0; t < xrows; t++)
+		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t sv[64], mv[64];
+		int32x4_t isum[CPU_GROUP_X_ROWS][2];
+
+		q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, sv);
+		q4_Kx8_fields(u[b].mins_lo, u[b].mins_hi, mv);
+		for (int t = 0; t < xrows; t++)
+			isum[t][0] = isum[t][1] = vdupq_n_s32(0);
+		for (int j = 0; j < 4; j++) {
+			int32x4_t se[CPU_GROUP_X_ROWS][2], so[CPU_GROUP_X_ROWS][2];
+			int8x16_t xl[CPU_GROUP_X_ROWS][2], xh[CPU_GROUP_X_ROWS][2];
+
+			for (int t = 0; t < xrows; t++) {
+				const int8_t *xs = x[t * nb + b].qs + 64 * j;
+
+				se[t][0] = se[t][1] = so[t][0] = so[t][1] = vdupq_n_s32(0);
+				xl[t][0] = vld1q_s8(xs);
+				xl[t][1] = vld1q_s8(xs + 16);
+				xh[t][0] = vld1q_s8(xs + 32);
+				xh[t][1] = vld1q_s8(xs + 48);
+			}
+			Q4_KX8_CHUNK(0);
+			Q4_KX8_CHUNK(1);
+			Q4_KX8_CHUNK(2);
+			Q4_KX8_CHUNK(3);
+			Q4_KX8_CHUNK(4);
+			Q4_KX8_CHUNK(5);
+			Q4_KX8_CHUNK(6);
+			Q4_KX8_CHUNK(7);
+			for (int t = 0; t < xrows; t++)
+				for (int h = 0; h < 2; h++) {
+					isum[t][h] = vmlaq_s32(isum[t][h], se[t][h], q4_Kx8_widen(sv + 8 * (2 * j) + 4 * h));
+					isum[t][h] = vmlaq_s32(isum[t][h], so[t][h], q4_Kx8_widen(sv + 8 * (2 * j + 1) + 4 * h));
+				}
+		}
+		for (int h = 0; h < 2; h++) {
+			const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d + 4 * h)));
+			const float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].dmin + 4 * h)));
+
+			for (int t = 0; t < xrows; t++) {
+				const struct block_q8_K *xb = &x[t * nb + b];
+				const float32x4_t dx = vdupq_n_f32(xb->d);
+
+				acc[t][h] = vfmaq_f32(acc[t][h], vcvtq_f32_s32(isum[t][h]), vmulq_f32(dw, dx));
+				acc[t][h] = vfmsq_f32(acc[t][h], vcvtq_f32_s32(q4_Kx8_mins(mv, xb->bsums, h)),
+						      vmulq_f32(dm, dx));
+			}
+		}
+	}
+	for (int t = 0; t < xrows; t++) {
+		vst1q_f32(out + 8 * t, acc[t][0]);
+		vst1q_f32(out + 8 * t + 4, acc[t][1]);
+	}
+}
+
+CPU_DEFINE_DOT_GROUP(neondot_dot_q4_Kx8, q4_Kx8_dot_body)

@@ -1,0 +1,268 @@
+/* The group kernels of prepared weights (plugins/cpu/prepared.h) for the
+ * x86 plugins, on 256-bit vectors: cpu-avx2 (vpmaddubsw, or AVX-VNNI's
+ * vpdpbusd) and cpu-avx512 (AVX512-VNNI's vpdpbusd on ymm, or vpmaddubsw),
+ * the instruction picked by the including build's flags.
+ *
+ * q4_0x8, per block of the 8 rows: 4 loads of 8 rows × 4 bytes, each split into
+ * low and high nibbles (elements 4c.. and 16 + 4c.. of every row, u ≤ 15)
+ * once for all the call's activation rows, each multiplied with an
+ * activation's 4 matching bytes broadcast to all lanes. vpmaddubsw's i16
+ * pairs are summed over the 8 products before one vpmaddwd
+ * (8 · 2 · 15 · 127 < 2^15), so lane r ends with row r's Σ u·x; − 8·Σ x
+ * (the offset of every quant, xsum) and the 8 scales (one vcvtph2ps)
+ * finish the block for all rows at once.
+ */
+#ifndef GLLMK_X86_PREPARED_X86_H
+#define GLLMK_X86_PREPARED_X86_H
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "prepared.h"
+#include "quant_blocks.h"
+
+#if defined(__AVXVNNI__) && !defined(__AVX512VNNI__)
+#define GROUP_DPBUSD(acc, u, s) _mm256_dpbusd_avx_epi32(acc, u, s)
+#elif defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define GROUP_DPBUSD(acc, u, s) _mm256_dpbusd_epi32(acc, u, s)
+#endif
+
+/* Bytes 4c..4c+3 of an activation block's quants, in every i32 lane. */
+static inline __m256i group_x4(const int8_t *qs, int c)
+{
+	int32_t v;
+
+	memcpy(&v, qs + 4 * c, 4);
+	return _mm256_set1_epi32(v);
+}
+
+/* The 8 rows' quants of one block: low and high nibbles of each chunk. */
+struct q4_0x8_u {
+	__m256i lo[4], hi[4];
+};
+
+static inline struct q4_0x8_u q4_0x8_nibbles(const struct cpu_q4_0x8 *u)
+{
+	const __m256i m4 = _mm256_set1_epi8(0x0f);
+	struct q4_0x8_u n;
+
+	for (int c = 0; c < 4; c++) {
+		const __m256i w = _mm256_loadu_si256((const __m256i *)u->qs[c]);
+
+		n.lo[c] = _mm256_and_si256(w, m4);
+		n.hi[c] = _mm256_and_si256(_mm256_srli_epi16(w, 4), m4);
+	}
+	return n;
+}
+
+/* Row r's Σ u·x of one block against one activation block, in lane r. */
+static inline __m256i q4_0x8_block_sums(const struct q4_0x8_u *n, const int8_t *xq)
+{
+#ifdef GROUP_DPBUSD
+	__m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+
+	for (int c = 0; c < 4; c++) {
+		s0 = GROUP_DPBUSD(s0, n->lo[c], group_x4(xq, c));
+		s1 = GROUP_DPBUSD(s1, n->hi[c], group_x4(xq + 16, c));
+	}
+	return _mm256_add_epi32(s0, s1);
+#else
+	__m256i s = _mm256_setzero_si256();
+
+	for (int c = 0; c < 4; c++) {
+		s = _mm256_add_epi16(s, _mm256_maddubs_epi16(n->lo[c], group_x4(xq, c)));
+		s = _mm256_add_epi16(s, _mm256_maddubs_epi16(n->hi[c], group_x4(xq + 16, c)));
+	}
+	return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+#endif
+}
+
+/* Bytes ahead of the block being read that the kernels prefetch: a
+ * thread's groups are one run of memory (cpu_pool_run_streaming). */
+#define GROUP_PREFETCH_AHEAD 4096
+
+/* cpu_dot_group_fn's body for q4_0x8 and xrows activation rows (a
+ * constant where inlined): each block's nibbles decoded once, then every
+ * row's sums. */
+static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, const void *w, const void *xq,
+								  const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_q4_0x8 *u = w;
+	const struct block_q8_0 *x = xq;
+	const int64_t nb = n / QK4_0;
+	__m256 acc[CPU_GROUP_X_ROWS];
+
+	for (int t = 0; t < xrows; t++)
+		acc[t] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
+		const struct q4_0x8_u nib = q4_0x8_nibbles(&u[b]);
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].d));
+
+		_mm_prefetch(ahead, _MM_HINT_T0);
+		_mm_prefetch(ahead + 64, _MM_HINT_T0);
+		_mm_prefetch(ahead + 128, _MM_HINT_T0);
+		for (int t = 0; t < xrows; t++) {
+			const struct block_q8_0 *xb = &x[t * nb + b];
+			const __m256i sum = _mm256_sub_epi32(q4_0x8_block_sums(&nib, xb->qs),
+							     _mm256_set1_epi32(8 * xsum[t * nb + b]));
+
+			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(xb->d))),
+						 acc[t]);
+		}
+	}
+	for (int t = 0; t < xrows; t++)
+		_mm256_storeu_ps(out + 8 * t, acc[t]);
+}
+
+/* ------------------------------------------------------------ q4_Kx8
+ *
+ * Per pair of sub-blocks (64 elements) of the 8 rows: 8 loads of 8 rows ×
+ * 4 bytes, each split into low nibbles (sub-block 2j) and high ones
+ * (2j + 1) once for the call's activation rows, each multiplied with the
+ * activation's 4 matching bytes broadcast; with vpmaddubsw the 8 products
+ * of a sub-block sum in i16 (8 · 2 · 15 · 128 < 2^15) and one vpmaddwd by
+ * the 8 rows' scales (each twice, i16) ends it in row r's i32 lane; with
+ * vpdpbusd, one vpmulld by the scales. Per block: the 64 scales and 64
+ * mins decoded in a few vector ops (prepared.h's order), the mins' term
+ * by 4 vpmaddwd of min pairs with the activation's Σx of two sub-blocks,
+ * and the 8 rows' d and dmin (two vcvtph2ps) for all rows at once. */
+
+/* v[0..31] of a 6-bit field list (prepared.h); v[32..63] at *upper. */
+static inline __m256i q4_Kx8_fields(const uint8_t lo[32], const uint8_t hi[16], __m256i *upper)
+{
+	const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(3);
+	const __m256i l = _mm256_loadu_si256((const __m256i *)lo);
+	const __m256i h = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)hi));
+	const __m256i h01 = _mm256_srlv_epi32(h, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2));
+	const __m256i h23 = _mm256_srlv_epi32(h, _mm256_setr_epi32(4, 4, 4, 4, 6, 6, 6, 6));
+
+	*upper = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l, 4), m4),
+				 _mm256_slli_epi16(_mm256_and_si256(h23, m2), 4));
+	return _mm256_or_si256(_mm256_and_si256(l, m4), _mm256_slli_epi16(_mm256_and_si256(h01, m2), 4));
+}
+
+/* 16 bytes as 8 i16 or i32 lanes per 128 bits: lane 0 of v, or lane 1. */
+static inline __m128i q4_Kx8_half(__m256i v, int upper)
+{
+	return upper ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v);
+}
+
+/* Sub-block s's 8 scales as the multiplier of its 8 row sums: i16, each
+ * twice (vpmaddwd of the vpmaddubsw sums), or i32 (vpmulld). sv[0..1]:
+ * the scales' v[0..31], v[32..63], sub-block s at bytes 8s..8s+7. */
+static inline __m256i q4_Kx8_scale(const __m256i sv[2], int s)
+{
+	const __m128i half = q4_Kx8_half(sv[s / 4], s / 2 % 2);
+#ifdef GROUP_DPBUSD
+	return _mm256_cvtepu8_epi32(s % 2 ? _mm_unpackhi_epi64(half, half) : half);
+#else
+	return _mm256_cvtepu8_epi16(s % 2 ? _mm_unpackhi_epi8(half, half) : _mm_unpacklo_epi8(half, half));
+#endif
+}
+
+/* One sub-block's 8 row sums, i16 pairs or i32, times its scales. */
+static inline __m256i q4_Kx8_scaled(__m256i sums, __m256i scale)
+{
+#ifdef GROUP_DPBUSD
+	return _mm256_mullo_epi32(sums, scale);
+#else
+	return _mm256_madd_epi16(sums, scale);
+#endif
+}
+
+static inline __m256i q4_Kx8_add_dot(__m256i acc, __m256i u, __m256i x)
+{
+#ifdef GROUP_DPBUSD
+	return GROUP_DPBUSD(acc, u, x);
+#else
+	return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, x));
+#endif
+}
+
+/* Σ_s min(r, s)·Σx(s) of an activation block, in row r's lane: the mins
+ * mv[0..1] (v[0..31], v[32..63]; pair p at bytes 16p..) against the Σ of
+ * each sub-block, two a vpmaddwd. */
+static inline __m256i q4_Kx8_mins(const __m256i mv[2], const int16_t bsums[16])
+{
+	/* Σx of sub-blocks 0..7 (q8_K sums groups of 16), as i16 pairs:
+	 * lane p of 128 bits 0 pairs 0, 1, of 128 bits 1 pairs 2, 3 */
+	const __m256i s32 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)bsums), _mm256_set1_epi16(1));
+	const __m256i pairs = _mm256_packs_epi32(s32, s32);
+	__m256i sum = _mm256_setzero_si256();
+
+	for (int p = 0; p < 4; p++) {
+		const __m256i m = _mm256_cvtepu8_epi16(q4_Kx8_half(mv[p / 2], p % 2));
+		const __m256i x = _mm256_permutevar8x32_epi32(pairs, _mm256_set1_epi32(p / 2 * 4 + p % 2));
+
+		sum = _mm256_add_epi32(sum, _mm256_madd_epi16(m, x));
+	}
+	return sum;
+}
+
+/* cpu_dot_group_fn's body for q4_Kx8 and xrows activation rows (a
+ * constant where inlined). */
+static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, const void *w, const void *xq,
+								  const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_q4_Kx8 *u = w;
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	const __m256i m4 = _mm256_set1_epi8(0x0f);
+	__m256 acc[CPU_GROUP_X_ROWS];
+
+	(void)xsum;
+	for (int t = 0; t < xrows; t++)
+		acc[t] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
+		__m256i sv[2], mv[2], sc[8], isum[CPU_GROUP_X_ROWS];
+
+		for (int l = 0; l < (int)sizeof(u[b]); l += 64)
+			_mm_prefetch(ahead + l, _MM_HINT_T0);
+		sv[0] = q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, &sv[1]);
+		mv[0] = q4_Kx8_fields(u[b].mins_lo, u[b].mins_hi, &mv[1]);
+		for (int s = 0; s < 8; s++)
+			sc[s] = q4_Kx8_scale(sv, s);
+		for (int t = 0; t < xrows; t++)
+			isum[t] = _mm256_setzero_si256();
+		for (int j = 0; j < 4; j++) {
+			__m256i se[CPU_GROUP_X_ROWS], so[CPU_GROUP_X_ROWS];
+
+			for (int t = 0; t < xrows; t++)
+				se[t] = so[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+			for (int c = 0; c < 8; c++) {
+				const __m256i q = _mm256_loadu_si256((const __m256i *)u[b].qs[j][c]);
+				const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+
+				for (int t = 0; t < xrows; t++) {
+					const int8_t *xs = x[t * nb + b].qs + 64 * j;
+
+					se[t] = q4_Kx8_add_dot(se[t], lo, group_x4(xs, c));
+					so[t] = q4_Kx8_add_dot(so[t], hi, group_x4(xs + 32, c));
+				}
+			}
+			for (int t = 0; t < xrows; t++)
+				isum[t] = _mm256_add_epi32(isum[t],
+							   _mm256_add_epi32(q4_Kx8_scaled(se[t], sc[2 * j]),
+									    q4_Kx8_scaled(so[t], sc[2 * j + 1])));
+		}
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].d));
+		const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].dmin));
+
+		for (int t = 0; t < xrows; t++) {
+			const struct block_q8_K *xb = &x[t * nb + b];
+			const __m256 dx = _mm256_set1_ps(xb->d);
+
+			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, dx), acc[t]);
+			acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(q4_Kx8_mins(mv, xb->bsums)), _mm256_mul_ps(dm, dx),
+						  acc[t]);
+		}
+	}
+	for (int t = 0; t < xrows; t++)
+		_mm256_storeu_ps(out + 8 * t, acc[t]);
+}
+
+#endif
