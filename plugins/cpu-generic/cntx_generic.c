@@ -2,7 +2,7 @@
  * cpu_cntx (plugins/cpu/cpu_cntx.h) is a portable reference kernel.
  * Its matmul has no vec_dot (REF_MATMUL_KERNELS): the framework decodes
  * weight rows with ref_dequant_row_<t> and dots them in f32 (ref_dot_f32).
- * Prepared q4_0 and q4_K weights run the portable group kernels, so that the
+ * Prepared weights run the portable group kernels, so that the
  * reference plugin takes them (and the conformance suite tests their
  * framework paths) too. */
 #include "cpu_cntx.h"
@@ -20,5 +20,7 @@ const struct cpu_cntx generic_cntx = {
 	.sgemm_ukernel = ref_sgemm_ukernel,
 	.dot_group[CPU_LAYOUT_Q4_0X8] = cpu_ref_dot_q4_0x8,
 	.dot_group[CPU_LAYOUT_Q4_KX8] = cpu_ref_dot_q4_Kx8,
+	.dot_group[CPU_LAYOUT_Q5_KX8] = cpu_ref_dot_q5_Kx8,
+	.dot_group[CPU_LAYOUT_IQ4_XSX8] = cpu_ref_dot_iq4_xsx8,
 	REF_ROW_KERNELS,
 };

@@ -63,12 +63,13 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 
 CPU_DEFINE_DOT_GROUP(neondot_dot_q4_0x8, q4_0x8_dot_body)
 
-/* ------------------------------------------------------------ q4_Kx8
+/* ---------------------------------------------------- q4_Kx8, q5_Kx8
  *
  * Per pair of sub-blocks (64 elements): 8 chunks, each split into low
- * nibbles (sub-block 2j) and high ones (2j + 1), sdot by lane into the
- * rows' i32 sums, one multiply-add by the rows' scales a sub-block; the
- * mins' term by widening multiplies of min pairs with two sub-blocks' Σx. */
+ * nibbles (sub-block 2j) and high ones (2j + 1), q5_Kx8's fifth bits or-ed
+ * in, sdot by lane into the rows' i32 sums, one multiply-add by the rows'
+ * scales a sub-block; the mins' term by widening multiplies of min pairs
+ * with two sub-blocks' Σx. */
 
 /* v[0..63] of a 6-bit field list (prepared.h) at v. */
 static inline void q4_Kx8_fields(const uint8_t lo[32], const uint8_t hi[16], uint8_t v[64])
@@ -106,12 +107,25 @@ static inline int32x4_t q4_Kx8_mins(const uint8_t mv[64], const int16_t bsums[16
 	return sum;
 }
 
+/* Bit s (a sub-block) of each byte of q5_Kx8's fifth bits hb, at bit 4. */
+static inline int8x16_t q5_Kx8_bit(uint8x16_t hb, int s)
+{
+	return vreinterpretq_s8_u8(vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(4 - s))), vdupq_n_u8(0x10)));
+}
+
 /* Chunk c of pair j: lanes c % 4 of the activation's 16-byte quarters. */
-#define Q4_KX8_CHUNK(c)                                                                              \
+#define KX8_CHUNK(c)                                                                                 \
 	do {                                                                                         \
-		const uint8x16_t q0 = vld1q_u8(u[b].qs[j][c][0]), q1 = vld1q_u8(u[b].qs[j][c][4]);   \
-		const int8x16_t lo0 = nibbles_lo(q0), lo1 = nibbles_lo(q1);                          \
-		const int8x16_t hi0 = nibbles_hi(q0), hi1 = nibbles_hi(q1);                          \
+		const uint8x16_t q0 = vld1q_u8(qs[j][c][0]), q1 = vld1q_u8(qs[j][c][4]);             \
+		int8x16_t lo0 = nibbles_lo(q0), lo1 = nibbles_lo(q1);                                \
+		int8x16_t hi0 = nibbles_hi(q0), hi1 = nibbles_hi(q1);                                \
+		if (five) {                                                                          \
+			const uint8x16_t h0 = vld1q_u8(u5->qh[c][0]), h1 = vld1q_u8(u5->qh[c][4]);   \
+			lo0 = vorrq_s8(lo0, q5_Kx8_bit(h0, 2 * j));                                  \
+			lo1 = vorrq_s8(lo1, q5_Kx8_bit(h1, 2 * j));                                  \
+			hi0 = vorrq_s8(hi0, q5_Kx8_bit(h0, 2 * j + 1));                              \
+			hi1 = vorrq_s8(hi1, q5_Kx8_bit(h1, 2 * j + 1));                              \
+		}                                                                                    \
 		for (int t = 0; t < xrows; t++) {                                                    \
 			se[t][0] = vdotq_laneq_s32(se[t][0], lo0, xl[t][(c) / 4], (c) % 4);          \
 			se[t][1] = vdotq_laneq_s32(se[t][1], lo1, xl[t][(c) / 4], (c) % 4);          \
@@ -120,29 +134,32 @@ static inline int32x4_t q4_Kx8_mins(const uint8_t mv[64], const int16_t bsums[16
 		}                                                                                    \
 	} while (0)
 
-static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, const void *w, const void *xq,
-								  const int32_t *xsum, float *out, const int xrows)
+/* The body of q4_Kx8 (five 0) and q5_Kx8 (five 1). */
+static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const void *w, const void *xq, float *out,
+							       const int xrows, const int five)
 {
-	const struct cpu_q4_Kx8 *u = w;
+	const size_t unit = five ? sizeof(struct cpu_q5_Kx8) : sizeof(struct cpu_q4_Kx8);
 	const struct block_q8_K *x = xq;
 	const int64_t nb = n / QK_K;
 	float32x4_t acc[CPU_GROUP_X_ROWS][2];
 
-	(void)xsum;
 	for (int t = 0; t < xrows; t++)
 		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
 	for (int64_t b = 0; b < nb; b++) {
+		const char *ub = (const char *)w + b * unit;
+		const struct cpu_kx8_head *hd = (const struct cpu_kx8_head *)ub;
+		const struct cpu_q5_Kx8 *u5 = (const struct cpu_q5_Kx8 *)ub;
+		const uint8_t (*qs)[8][CPU_GROUP_ROWS][4] = five ? u5->qs : ((const struct cpu_q4_Kx8 *)ub)->qs;
 		uint8_t sv[64], mv[64];
 		int32x4_t isum[CPU_GROUP_X_ROWS][2];
 
-		q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, sv);
-		q4_Kx8_fields(u[b].mins_lo, u[b].mins_hi, mv);
+		q4_Kx8_fields(hd->scales_lo, hd->scales_hi, sv);
+		q4_Kx8_fields(hd->mins_lo, hd->mins_hi, mv);
 		for (int t = 0; t < xrows; t++)
 			isum[t][0] = isum[t][1] = vdupq_n_s32(0);
 		for (int j = 0; j < 4; j++) {
 			int32x4_t se[CPU_GROUP_X_ROWS][2], so[CPU_GROUP_X_ROWS][2];
 			int8x16_t xl[CPU_GROUP_X_ROWS][2], xh[CPU_GROUP_X_ROWS][2];
-
 			for (int t = 0; t < xrows; t++) {
 				const int8_t *xs = x[t * nb + b].qs + 64 * j;
 
@@ -152,14 +169,14 @@ static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, con
 				xh[t][0] = vld1q_s8(xs + 32);
 				xh[t][1] = vld1q_s8(xs + 48);
 			}
-			Q4_KX8_CHUNK(0);
-			Q4_KX8_CHUNK(1);
-			Q4_KX8_CHUNK(2);
-			Q4_KX8_CHUNK(3);
-			Q4_KX8_CHUNK(4);
-			Q4_KX8_CHUNK(5);
-			Q4_KX8_CHUNK(6);
-			Q4_KX8_CHUNK(7);
+			KX8_CHUNK(0);
+			KX8_CHUNK(1);
+			KX8_CHUNK(2);
+			KX8_CHUNK(3);
+			KX8_CHUNK(4);
+			KX8_CHUNK(5);
+			KX8_CHUNK(6);
+			KX8_CHUNK(7);
 			for (int t = 0; t < xrows; t++)
 				for (int h = 0; h < 2; h++) {
 					isum[t][h] = vmlaq_s32(isum[t][h], se[t][h], q4_Kx8_widen(sv + 8 * (2 * j) + 4 * h));
@@ -167,8 +184,8 @@ static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, con
 				}
 		}
 		for (int h = 0; h < 2; h++) {
-			const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d + 4 * h)));
-			const float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].dmin + 4 * h)));
+			const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(hd->d + 4 * h)));
+			const float32x4_t dm = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(hd->dmin + 4 * h)));
 
 			for (int t = 0; t < xrows; t++) {
 				const struct block_q8_K *xb = &x[t * nb + b];
@@ -186,4 +203,80 @@ static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, con
 	}
 }
 
+#define q4_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
+#define q5_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 1)
+
 CPU_DEFINE_DOT_GROUP(neondot_dot_q4_Kx8, q4_Kx8_dot_body)
+CPU_DEFINE_DOT_GROUP(neondot_dot_q5_Kx8, q5_Kx8_dot_body)
+
+/* ----------------------------------------------------------- iq4_xsx8
+ *
+ * Per sub-block (32 elements): 4 chunks, each split into low nibbles
+ * (elements 4c..) and high ones (16 + 4c..) and looked up in the code book
+ * (tbl), the signed values sdot by lane into the rows' i32 sums; one
+ * multiply-add by the rows' scales (− 32) a sub-block. */
+
+#define IQ4_XSX8_CHUNK(c)                                                                            \
+	do {                                                                                         \
+		const uint8x16_t q0 = vld1q_u8(u[b].qs[s][c][0]), q1 = vld1q_u8(u[b].qs[s][c][4]);   \
+		const int8x16_t lo0 = iq4_lookup(nibbles_lo(q0)), lo1 = iq4_lookup(nibbles_lo(q1)); \
+		const int8x16_t hi0 = iq4_lookup(nibbles_hi(q0)), hi1 = iq4_lookup(nibbles_hi(q1)); \
+		for (int t = 0; t < xrows; t++) {                                                    \
+			ss[t][0] = vdotq_laneq_s32(ss[t][0], lo0, xl[t], c);                         \
+			ss[t][1] = vdotq_laneq_s32(ss[t][1], lo1, xl[t], c);                         \
+			ss[t][0] = vdotq_laneq_s32(ss[t][0], hi0, xh[t], c);                         \
+			ss[t][1] = vdotq_laneq_s32(ss[t][1], hi1, xh[t], c);                         \
+		}                                                                                    \
+	} while (0)
+
+static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, const void *w, const void *xq,
+								    const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_iq4_xsx8 *u = w;
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	float32x4_t acc[CPU_GROUP_X_ROWS][2];
+
+	(void)xsum;
+	for (int t = 0; t < xrows; t++)
+		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t sv[64];
+		int32x4_t isum[CPU_GROUP_X_ROWS][2];
+
+		q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, sv);
+		for (int t = 0; t < xrows; t++)
+			isum[t][0] = isum[t][1] = vdupq_n_s32(0);
+		for (int s = 0; s < 8; s++) {
+			int32x4_t ss[CPU_GROUP_X_ROWS][2];
+			int8x16_t xl[CPU_GROUP_X_ROWS], xh[CPU_GROUP_X_ROWS];
+
+			for (int t = 0; t < xrows; t++) {
+				ss[t][0] = ss[t][1] = vdupq_n_s32(0);
+				xl[t] = vld1q_s8(x[t * nb + b].qs + 32 * s);
+				xh[t] = vld1q_s8(x[t * nb + b].qs + 32 * s + 16);
+			}
+			IQ4_XSX8_CHUNK(0);
+			IQ4_XSX8_CHUNK(1);
+			IQ4_XSX8_CHUNK(2);
+			IQ4_XSX8_CHUNK(3);
+			for (int t = 0; t < xrows; t++)
+				for (int h = 0; h < 2; h++)
+					isum[t][h] = vmlaq_s32(isum[t][h], ss[t][h],
+							       vsubq_s32(q4_Kx8_widen(sv + 8 * s + 4 * h), vdupq_n_s32(32)));
+		}
+		for (int h = 0; h < 2; h++) {
+			const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d + 4 * h)));
+
+			for (int t = 0; t < xrows; t++)
+				acc[t][h] = vfmaq_f32(acc[t][h], vcvtq_f32_s32(isum[t][h]),
+						      vmulq_f32(dw, vdupq_n_f32(x[t * nb + b].d)));
+		}
+	}
+	for (int t = 0; t < xrows; t++) {
+		vst1q_f32(out + 8 * t, acc[t][0]);
+		vst1q_f32(out + 8 * t + 4, acc[t][1]);
+	}
+}
+
+CPU_DEFINE_DOT_GROUP(neondot_dot_iq4_xsx8, iq4_xsx8_dot_body)

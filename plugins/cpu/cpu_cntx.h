@@ -93,6 +93,8 @@ enum cpu_layout {
 	CPU_LAYOUT_PLAIN = 0,
 	CPU_LAYOUT_Q4_0X8 = 1, /* q4_0, 8 rows interleaved; q8_0 activations */
 	CPU_LAYOUT_Q4_KX8 = 2, /* q4_K, 8 rows interleaved; q8_K activations */
+	CPU_LAYOUT_IQ4_XSX8 = 3, /* iq4_xs, 8 rows interleaved; q8_K activations */
+	CPU_LAYOUT_Q5_KX8 = 4, /* q5_K, 8 rows interleaved; q8_K activations */
 	CPU_LAYOUTS
 };
 

@@ -11,6 +11,7 @@
  * 8 rows, and its sums land one row per lane with no horizontal sum
  * (SPEC/CPU.md, "Prepared weights").
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,32 +26,13 @@ static const char *const dtype_names[GLLMK_DTYPE_LIMIT] = {
 #undef GLLMK_DTYPE
 };
 
-/* What each layout is for: the weights' dtype, the activations' encoding
- * (q8_0 with each block's Σ, or q8_K), and the largest M kept on the group
- * kernel (cpu_prepared_small_m). */
-static const struct cpu_layout_info {
-	int32_t dtype, act;
-	int64_t small_m;
-} layouts[CPU_LAYOUTS] = {
-	/* 8 matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a
-	 * matrix, group kernel / GEMM on the prepared weights / the plain
-	 * weights' best path: M = 8 0.99 / – / 1.63, 16 2.10 / – / 2.40, 24
-	 * 2.87 / 3.40 / 3.06-3.12, 32 3.80 / 4.16 / 3.82, 40 4.81 / 4.90 /
-	 * 4.55, 48 5.68 / 5.54 / 5.19, 128 15.35 / 13.22 / 12.69-12.96. */
-	[CPU_LAYOUT_Q4_0X8] = { .dtype = GLLMK_Q4_0, .act = GLLMK_Q8_0, .small_m = 40 },
-	[CPU_LAYOUT_Q4_KX8] = { .dtype = GLLMK_Q4_K, .act = GLLMK_Q8_K, .small_m = 40 },
-};
-
-int64_t cpu_prepared_small_m(uint32_t layout)
-{
-	return layouts[layout].small_m;
-}
-
 /* ----------------------------------------------------------- q4_0x8 */
 
 /* Lanes [l0, l1) of nb units as plain rows at out, row_bytes apart. */
-static void unpack_q4_0x8(const struct cpu_q4_0x8 *u, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+static void unpack_q4_0x8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
 {
+	const struct cpu_q4_0x8 *u = units;
+
 	for (int64_t b = 0; b < nb; b++)
 		for (int l = l0; l < l1; l++) {
 			struct block_q4_0 *blk = (struct block_q4_0 *)(out + (l - l0) * row_bytes) + b;
@@ -62,8 +44,11 @@ static void unpack_q4_0x8(const struct cpu_q4_0x8 *u, int l0, int l1, int64_t nb
 }
 
 /* Rows [8g, 8g + 8) of the plain q4_0 tensor at src into group g of dst. */
-static void pack_q4_0x8(const struct block_q4_0 *src, int64_t nb, struct cpu_q4_0x8 *dst)
+static void pack_q4_0x8(const void *rows, int64_t nb, void *units)
 {
+	const struct block_q4_0 *src = rows;
+	struct cpu_q4_0x8 *dst = units;
+
 	for (int64_t b = 0; b < nb; b++)
 		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
 			const struct block_q4_0 *blk = &src[r * nb + b];
@@ -74,7 +59,7 @@ static void pack_q4_0x8(const struct block_q4_0 *src, int64_t nb, struct cpu_q4_
 		}
 }
 
-/* ----------------------------------------------------------- q4_Kx8 */
+/* --------------------------------------------------- q4_Kx8, q5_Kx8 */
 
 /* A list of 64 6-bit fields as prepared.h stores it, and back. */
 static void fields6_store(const uint8_t v[64], uint8_t lo[32], uint8_t hi[16])
@@ -97,81 +82,236 @@ static void fields6_load(const uint8_t lo[32], const uint8_t hi[16], uint8_t v[6
 
 /* Row r's scale of sub-block s at vs[8s + r], its min at
  * vm[16(s / 2) + 2r + s % 2] (prepared.h). */
-static void q4_Kx8_fields(const struct cpu_q4_Kx8 *u, uint8_t vs[64], uint8_t vm[64])
+static void kx8_fields(const struct cpu_kx8_head *h, uint8_t vs[64], uint8_t vm[64])
 {
-	fields6_load(u->scales_lo, u->scales_hi, vs);
-	fields6_load(u->mins_lo, u->mins_hi, vm);
+	fields6_load(h->scales_lo, h->scales_hi, vs);
+	fields6_load(h->mins_lo, h->mins_hi, vm);
 }
 
-static int q4_Kx8_min_at(int r, int sb)
+static int kx8_min_at(int r, int sb)
 {
 	return 16 * (sb / 2) + 2 * r + sb % 2;
 }
 
-/* q4_K's 12 scale bytes from 8 scales and 8 mins (k4_scales_mins'
- * inverse, quant_blocks.h). */
-/* q4_K's 12 scale bytes of row r from the unit's fields (k4_scales_mins'
- * inverse, quant_blocks.h). */
-static void k4_scales_store(const uint8_t vs[64], const uint8_t vm[64], int r, uint8_t q[12])
-{
-	for (int j = 0; j < 4; j++) {
-		const uint8_t sc = vs[8 * j + r], sc4 = vs[8 * (j + 4) + r];
-		const uint8_t mn = vm[q4_Kx8_min_at(r, j)], mn4 = vm[q4_Kx8_min_at(r, j + 4)];
+/* q4_K's and q5_K's d, dmin and 12 scale bytes of lane l of a unit
+ * (k4_scales_mins' inverse, quant_blocks.h), at blk. */
+_Static_assert(offsetof(struct block_q5_K, scales) == offsetof(struct block_q4_K, scales) &&
+	       offsetof(struct block_q5_K, dmin) == offsetof(struct block_q4_K, dmin), "q5_K head");
 
-		q[j] = (uint8_t)(sc | (sc4 >> 4) << 6);
-		q[j + 4] = (uint8_t)(mn | (mn4 >> 4) << 6);
-		q[j + 8] = (uint8_t)((sc4 & 15) | (mn4 & 15) << 4);
+static void kx8_head_unpack(const struct cpu_kx8_head *h, const uint8_t vs[64], const uint8_t vm[64], int l,
+			    struct block_q4_K *blk)
+{
+	blk->d = h->d[l];
+	blk->dmin = h->dmin[l];
+	for (int j = 0; j < 4; j++) {
+		const uint8_t sc = vs[8 * j + l], sc4 = vs[8 * (j + 4) + l];
+		const uint8_t mn = vm[kx8_min_at(l, j)], mn4 = vm[kx8_min_at(l, j + 4)];
+
+		blk->scales[j] = (uint8_t)(sc | (sc4 >> 4) << 6);
+		blk->scales[j + 4] = (uint8_t)(mn | (mn4 >> 4) << 6);
+		blk->scales[j + 8] = (uint8_t)((sc4 & 15) | (mn4 & 15) << 4);
 	}
 }
 
-static void unpack_q4_Kx8(const struct cpu_q4_Kx8 *u, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+/* Row r's d, dmin, scales and mins into a unit's head and its fields
+ * vs, vm (stored once all 8 rows are in: kx8_head_store). */
+static void kx8_head_pack(const struct block_q4_K *blk, int r, struct cpu_kx8_head *h, uint8_t vs[64],
+			  uint8_t vm[64])
 {
+	uint32_t sm[4];
+	uint8_t sc[8], mn[8];
+
+	k4_scales_mins(blk->scales, sm);
+	memcpy(sc, sm, 8);
+	memcpy(mn, sm + 2, 8);
+	for (int sb = 0; sb < 8; sb++) {
+		vs[8 * sb + r] = sc[sb];
+		vm[kx8_min_at(r, sb)] = mn[sb];
+	}
+	h->d[r] = blk->d;
+	h->dmin[r] = blk->dmin;
+}
+
+static void kx8_head_store(const uint8_t vs[64], const uint8_t vm[64], struct cpu_kx8_head *h)
+{
+	fields6_store(vs, h->scales_lo, h->scales_hi);
+	fields6_store(vm, h->mins_lo, h->mins_hi);
+}
+
+/* The 4-bit fields of lane l of qs[4][8][8][4] as q4_K's qs[128], and back. */
+static void kx8_qs_unpack(const uint8_t (*qs)[8][CPU_GROUP_ROWS][4], int l, uint8_t out[128])
+{
+	for (int j = 0; j < 4; j++)
+		for (int c = 0; c < 8; c++)
+			memcpy(out + 32 * j + 4 * c, qs[j][c][l], 4);
+}
+
+static void kx8_qs_pack(const uint8_t in[128], int r, uint8_t (*qs)[8][CPU_GROUP_ROWS][4])
+{
+	for (int j = 0; j < 4; j++)
+		for (int c = 0; c < 8; c++)
+			memcpy(qs[j][c][r], in + 32 * j + 4 * c, 4);
+}
+
+/* Lanes [l0, l1) of nb q4_Kx8 (five 0) or q5_Kx8 (five 1) units as
+ * plain rows at out, row_bytes apart. */
+static void kx8_unpack(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes, int five)
+{
+	const size_t unit = five ? sizeof(struct cpu_q5_Kx8) : sizeof(struct cpu_q4_Kx8);
+	const size_t block = five ? sizeof(struct block_q5_K) : sizeof(struct block_q4_K);
+
 	for (int64_t b = 0; b < nb; b++) {
+		const char *ub = (const char *)units + b * unit;
+		const struct cpu_q5_Kx8 *u5 = (const struct cpu_q5_Kx8 *)ub;
 		uint8_t vs[64], vm[64];
 
-		q4_Kx8_fields(&u[b], vs, vm);
+		kx8_fields((const struct cpu_kx8_head *)ub, vs, vm);
 		for (int l = l0; l < l1; l++) {
-			struct block_q4_K *blk = (struct block_q4_K *)(out + (l - l0) * row_bytes) + b;
+			char *blk = out + (l - l0) * row_bytes + b * (int64_t)block;
 
-			blk->d = u[b].d[l];
-			blk->dmin = u[b].dmin[l];
-			k4_scales_store(vs, vm, l, blk->scales);
-			for (int j = 0; j < 4; j++)
-				for (int c = 0; c < 8; c++)
-					memcpy(blk->qs + 32 * j + 4 * c, u[b].qs[j][c][l], 4);
+			kx8_head_unpack((const struct cpu_kx8_head *)ub, vs, vm, l, (struct block_q4_K *)blk);
+			if (!five) {
+				kx8_qs_unpack(((const struct cpu_q4_Kx8 *)ub)->qs, l, ((struct block_q4_K *)blk)->qs);
+				continue;
+			}
+			kx8_qs_unpack(u5->qs, l, ((struct block_q5_K *)blk)->qs);
+			for (int c = 0; c < 8; c++)
+				memcpy(((struct block_q5_K *)blk)->qh + 4 * c, u5->qh[c][l], 4);
 		}
 	}
 }
 
-static void pack_q4_Kx8(const struct block_q4_K *src, int64_t nb, struct cpu_q4_Kx8 *dst)
+/* Rows 8g..8g+7 of nb q4_K (five 0) or q5_K (five 1) blocks into group
+ * g's units. */
+static void kx8_pack(const void *rows, int64_t nb, void *units, int five)
 {
+	const size_t unit = five ? sizeof(struct cpu_q5_Kx8) : sizeof(struct cpu_q4_Kx8);
+	const size_t block = five ? sizeof(struct block_q5_K) : sizeof(struct block_q4_K);
+
 	for (int64_t b = 0; b < nb; b++) {
+		char *ub = (char *)units + b * unit;
+		struct cpu_q5_Kx8 *u5 = (struct cpu_q5_Kx8 *)ub;
 		uint8_t vs[64], vm[64];
 
 		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
-			const struct block_q4_K *blk = &src[r * nb + b];
-			uint32_t sm[4];
-			uint8_t sc[8], mn[8];
+			const char *blk = (const char *)rows + (r * nb + b) * (int64_t)block;
 
-			k4_scales_mins(blk->scales, sm);
-			memcpy(sc, sm, 8);
-			memcpy(mn, sm + 2, 8);
-			for (int sb = 0; sb < 8; sb++) {
-				vs[8 * sb + r] = sc[sb];
-				vm[q4_Kx8_min_at(r, sb)] = mn[sb];
+			kx8_head_pack((const struct block_q4_K *)blk, r, (struct cpu_kx8_head *)ub, vs, vm);
+			if (!five) {
+				kx8_qs_pack(((const struct block_q4_K *)blk)->qs, r, ((struct cpu_q4_Kx8 *)ub)->qs);
+				continue;
 			}
+			kx8_qs_pack(((const struct block_q5_K *)blk)->qs, r, u5->qs);
+			for (int c = 0; c < 8; c++)
+				memcpy(u5->qh[c][r], ((const struct block_q5_K *)blk)->qh + 4 * c, 4);
+		}
+		kx8_head_store(vs, vm, (struct cpu_kx8_head *)ub);
+	}
+}
+
+static void unpack_q4_Kx8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	kx8_unpack(units, l0, l1, nb, out, row_bytes, 0);
+}
+
+static void unpack_q5_Kx8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	kx8_unpack(units, l0, l1, nb, out, row_bytes, 1);
+}
+
+static void pack_q4_Kx8(const void *rows, int64_t nb, void *units)
+{
+	kx8_pack(rows, nb, units, 0);
+}
+
+static void pack_q5_Kx8(const void *rows, int64_t nb, void *units)
+{
+	kx8_pack(rows, nb, units, 1);
+}
+
+/* --------------------------------------------------------- iq4_xsx8 */
+
+static void unpack_iq4_xsx8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	const struct cpu_iq4_xsx8 *u = units;
+
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t vs[64];
+
+		fields6_load(u[b].scales_lo, u[b].scales_hi, vs);
+		for (int l = l0; l < l1; l++) {
+			struct block_iq4_xs *blk = (struct block_iq4_xs *)(out + (l - l0) * row_bytes) + b;
+
+			blk->d = u[b].d[l];
+			blk->scales_h = 0;
+			for (int sb = 0; sb < 8; sb++) {
+				if (sb % 2 == 0)
+					blk->scales_l[sb / 2] = 0;
+				blk->scales_l[sb / 2] |= (uint8_t)((vs[8 * sb + l] & 15) << 4 * (sb % 2));
+				blk->scales_h |= (uint16_t)((vs[8 * sb + l] >> 4) << 2 * sb);
+				for (int c = 0; c < 4; c++)
+					memcpy(blk->qs + 16 * sb + 4 * c, u[b].qs[sb][c][l], 4);
+			}
+		}
+	}
+}
+
+static void pack_iq4_xsx8(const void *rows, int64_t nb, void *units)
+{
+	const struct block_iq4_xs *src = rows;
+	struct cpu_iq4_xsx8 *dst = units;
+
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t vs[64];
+
+		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+			const struct block_iq4_xs *blk = &src[r * nb + b];
+
 			dst[b].d[r] = blk->d;
-			dst[b].dmin[r] = blk->dmin;
-			for (int j = 0; j < 4; j++)
-				for (int c = 0; c < 8; c++)
-					memcpy(dst[b].qs[j][c][r], blk->qs + 32 * j + 4 * c, 4);
+			for (int sb = 0; sb < 8; sb++) {
+				vs[8 * sb + r] = (uint8_t)(((blk->scales_l[sb / 2] >> 4 * (sb % 2)) & 15) |
+							   ((blk->scales_h >> 2 * sb) & 3) << 4);
+				for (int c = 0; c < 4; c++)
+					memcpy(dst[b].qs[sb][c][r], blk->qs + 16 * sb + 4 * c, 4);
+			}
 		}
 		fields6_store(vs, dst[b].scales_lo, dst[b].scales_hi);
-		fields6_store(vm, dst[b].mins_lo, dst[b].mins_hi);
 	}
 }
 
 /* ------------------------------------------------------------ either */
+
+/* What each layout is for: the weights' dtype, the activations' encoding
+ * (q8_0 with each block's Σ, or q8_K), the largest M kept on the group
+ * kernel (cpu_prepared_small_m), and its copy and decoder: pack, rows
+ * 8g..8g+7 of nb blocks into group g's units; unpack, lanes [l0, l1) of nb
+ * units as plain rows row_bytes apart. */
+static const struct cpu_layout_info {
+	int32_t dtype, act;
+	int64_t small_m;
+	void (*pack)(const void *rows, int64_t nb, void *units);
+	void (*unpack)(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes);
+} layouts[CPU_LAYOUTS] = {
+	/* 8 matrices of 8192 × 2048, 2 threads, Zen 3 (cpu-avx2), ms a
+	 * matrix, group kernel / GEMM on the prepared weights / the plain
+	 * weights' best path: M = 8 0.99 / – / 1.63, 16 2.10 / – / 2.40, 24
+	 * 2.87 / 3.40 / 3.06-3.12, 32 3.80 / 4.16 / 3.82, 40 4.81 / 4.90 /
+	 * 4.55, 48 5.68 / 5.54 / 5.19, 128 15.35 / 13.22 / 12.69-12.96. */
+	[CPU_LAYOUT_Q4_0X8] = { GLLMK_Q4_0, GLLMK_Q8_0, 40, pack_q4_0x8, unpack_q4_0x8 },
+	/* The same (session 23, medians of 11), the group kernel / the plain
+	 * weights' best path: q4_K M = 16 2.71-2.77 / 3.87-3.92, 32 5.62 /
+	 * 6.25, 40 7.30-7.49 / 7.71-7.85; q5_K 4 1.11 / 2.72, 16 5.10 /
+	 * 5.11, 24 7.38 / 6.17, 32 8.97 / 6.82; iq4_xs 16 4.99 / 6.02, 32
+	 * 7.01 / 9.19, 40 7.55 / 10.98, and 48 on the GEMM 13.48 / 12.66. */
+	[CPU_LAYOUT_Q4_KX8] = { GLLMK_Q4_K, GLLMK_Q8_K, 40, pack_q4_Kx8, unpack_q4_Kx8 },
+	[CPU_LAYOUT_Q5_KX8] = { GLLMK_Q5_K, GLLMK_Q8_K, 16, pack_q5_Kx8, unpack_q5_Kx8 },
+	[CPU_LAYOUT_IQ4_XSX8] = { GLLMK_IQ4_XS, GLLMK_Q8_K, 40, pack_iq4_xsx8, unpack_iq4_xsx8 },
+};
+
+int64_t cpu_prepared_small_m(uint32_t layout)
+{
+	return layouts[layout].small_m;
+}
 
 void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int64_t r0, int64_t rows, int64_t k0,
 			 int64_t kc, void *dst)
@@ -185,10 +325,8 @@ void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int6
 		const char *group = (const char *)w + g0 * row_bytes;
 		char *out = (char *)dst + (r - r0) * out_bytes;
 
-		if (layout == CPU_LAYOUT_Q4_0X8)
-			unpack_q4_0x8((const struct cpu_q4_0x8 *)group + b0, l0, l1, nb, out, out_bytes);
-		else
-			unpack_q4_Kx8((const struct cpu_q4_Kx8 *)group + b0, l0, l1, nb, out, out_bytes);
+		layouts[layout].unpack(group + b0 * CPU_GROUP_ROWS * cpu_block_bytes(layouts[layout].dtype), l0, l1, nb,
+				       out, out_bytes);
 		r = g0 + l1;
 	}
 }
@@ -209,10 +347,7 @@ static void prepare_task(void *arg, int64_t begin, int64_t end, int tid)
 		const void *src = j->src + g * j->group_bytes;
 		void *dst = j->dst + g * j->group_bytes;
 
-		if (j->layout == CPU_LAYOUT_Q4_0X8)
-			pack_q4_0x8(src, j->nb, dst);
-		else
-			pack_q4_Kx8(src, j->nb, dst);
+		layouts[j->layout].pack(src, j->nb, dst);
 	}
 }
 
@@ -294,31 +429,101 @@ void cpu_ref_dot_q4_0x8(int64_t n, const void *w, const void *xq, const int32_t 
 	}
 }
 
-/* Row r's Σ sc·Σ u·x and Σ mn·Σ x of one unit (fields vs, vm) against
- * one q8_K block. */
-static void ref_q4_Kx8_row(const struct cpu_q4_Kx8 *u, const uint8_t vs[64], const uint8_t vm[64], int r,
-			   const struct block_q8_K *x, int32_t *dot, int32_t *mins)
+/* Row r's Σ sc·Σ u·x and Σ mn·Σ x of one q4_Kx8 or q5_Kx8 unit (head h,
+ * its fields vs, vm; qh NULL for q4_K) against one q8_K block. */
+static void ref_kx8_row(const struct cpu_kx8_head *h, const uint8_t (*qs)[8][CPU_GROUP_ROWS][4],
+			const uint8_t (*qh)[CPU_GROUP_ROWS][4], int r, const struct block_q8_K *x, int32_t *dot,
+			int32_t *mins)
 {
+	uint8_t vs[64], vm[64];
+
+	kx8_fields(h, vs, vm);
 	*dot = *mins = 0;
 	for (int j = 0; j < 4; j++) {
 		int32_t lo = 0, hi = 0;
 
 		for (int c = 0; c < 8; c++)
 			for (int e = 0; e < 4; e++) {
-				const uint8_t q = u->qs[j][c][r][e];
+				const uint8_t q = qs[j][c][r][e];
+				const int hb0 = qh ? (qh[c][r][e] >> (2 * j) & 1) << 4 : 0;
+				const int hb1 = qh ? (qh[c][r][e] >> (2 * j + 1) & 1) << 4 : 0;
 
-				lo += (q & 0x0f) * x->qs[64 * j + 4 * c + e];
-				hi += (q >> 4) * x->qs[64 * j + 32 + 4 * c + e];
+				lo += ((q & 0x0f) + hb0) * x->qs[64 * j + 4 * c + e];
+				hi += ((q >> 4) + hb1) * x->qs[64 * j + 32 + 4 * c + e];
 			}
 		*dot += vs[8 * (2 * j) + r] * lo + vs[8 * (2 * j + 1) + r] * hi;
 	}
 	for (int sb = 0; sb < 8; sb++)
-		*mins += vm[q4_Kx8_min_at(r, sb)] * (x->bsums[2 * sb] + x->bsums[2 * sb + 1]);
+		*mins += vm[kx8_min_at(r, sb)] * (x->bsums[2 * sb] + x->bsums[2 * sb + 1]);
+}
+
+/* The 8 rows' dots of one unit against q8_K block x, added to acc. */
+static void ref_kx8_unit(const struct cpu_kx8_head *h, const uint8_t (*qs)[8][CPU_GROUP_ROWS][4],
+			 const uint8_t (*qh)[CPU_GROUP_ROWS][4], const struct block_q8_K *x, float acc[8])
+{
+	for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+		int32_t dot, mins;
+
+		ref_kx8_row(h, qs, qh, r, x, &dot, &mins);
+		acc[r] += x->d * (f16_to_f32(h->d[r]) * (float)dot - f16_to_f32(h->dmin[r]) * (float)mins);
+	}
+}
+
+static void ref_dot_kx8(int64_t n, const void *w, const void *xq, int xrows, float *out, int five)
+{
+	const size_t unit = five ? sizeof(struct cpu_q5_Kx8) : sizeof(struct cpu_q4_Kx8);
+	const int64_t nb = n / QK_K;
+
+	for (int t = 0; t < xrows; t++) {
+		float acc[CPU_GROUP_ROWS] = { 0 };
+
+		for (int64_t b = 0; b < nb; b++) {
+			const char *ub = (const char *)w + b * unit;
+			const struct cpu_q5_Kx8 *u5 = (const struct cpu_q5_Kx8 *)ub;
+
+			ref_kx8_unit((const struct cpu_kx8_head *)ub, five ? u5->qs : ((const struct cpu_q4_Kx8 *)ub)->qs,
+				     five ? u5->qh : NULL, (const struct block_q8_K *)xq + t * nb + b, acc);
+		}
+		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
+	}
 }
 
 void cpu_ref_dot_q4_Kx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
 {
-	const struct cpu_q4_Kx8 *u = w;
+	(void)xsum;
+	ref_dot_kx8(n, w, xq, xrows, out, 0);
+}
+
+void cpu_ref_dot_q5_Kx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
+{
+	(void)xsum;
+	ref_dot_kx8(n, w, xq, xrows, out, 1);
+}
+
+/* Row r's Σ_s (scale − 32)·Σ v·x of one iq4_xsx8 unit (scales vs)
+ * against one q8_K block, v the code book's values. */
+static int32_t ref_iq4_xsx8_row(const struct cpu_iq4_xsx8 *u, const uint8_t vs[64], int r, const struct block_q8_K *x)
+{
+	int32_t dot = 0;
+
+	for (int sb = 0; sb < 8; sb++) {
+		int32_t sum = 0;
+
+		for (int c = 0; c < 4; c++)
+			for (int e = 0; e < 4; e++) {
+				const uint8_t q = u->qs[sb][c][r][e];
+
+				sum += iq4nl_values[q & 0x0f] * x->qs[32 * sb + 4 * c + e] +
+				       iq4nl_values[q >> 4] * x->qs[32 * sb + 16 + 4 * c + e];
+			}
+		dot += (vs[8 * sb + r] - 32) * sum;
+	}
+	return dot;
+}
+
+void cpu_ref_dot_iq4_xsx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
+{
+	const struct cpu_iq4_xsx8 *u = w;
 	const int64_t nb = n / QK_K;
 
 	(void)xsum;
@@ -327,15 +532,11 @@ void cpu_ref_dot_q4_Kx8(int64_t n, const void *w, const void *xq, const int32_t 
 		float acc[CPU_GROUP_ROWS] = { 0 };
 
 		for (int64_t b = 0; b < nb; b++) {
-			uint8_t vs[64], vm[64];
+			uint8_t vs[64];
 
-			q4_Kx8_fields(&u[b], vs, vm);
-			for (int r = 0; r < CPU_GROUP_ROWS; r++) {
-				int32_t dot, mins;
-
-				ref_q4_Kx8_row(&u[b], vs, vm, r, &x[b], &dot, &mins);
-				acc[r] += x[b].d * (f16_to_f32(u[b].d[r]) * (float)dot - f16_to_f32(u[b].dmin[r]) * (float)mins);
-			}
+			fields6_load(u[b].scales_lo, u[b].scales_hi, vs);
+			for (int r = 0; r < CPU_GROUP_ROWS; r++)
+				acc[r] += x[b].d * f16_to_f32(u[b].d[r]) * (float)ref_iq4_xsx8_row(&u[b], vs, r, &x[b]);
 		}
 		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
 	}

@@ -1,7 +1,8 @@
 /* Prepared weights of the CPU plugins (gllmk_weights_prepare; SPEC/CPU.md,
- * "Prepared weights"): two layouts, q4_0x8 and q4_Kx8, for q4_0 and q4_K
- * matrices whose rows come in whole groups of 8, each offered where the
- * ISA's context table has its group kernel (cpu_cntx.dot_group).
+ * "Prepared weights"): layouts q4_0x8, q4_Kx8, q5_Kx8 and iq4_xsx8 for
+ * q4_0, q4_K, q5_K and iq4_xs matrices whose rows come in whole groups
+ * of 8, each offered where the ISA's context table has its group kernel
+ * (cpu_cntx.dot_group).
  *
  * The tensor's rows (outer dims flattened) in groups of 8: group g fills
  * the bytes the plain tensor gives rows 8g..8g+7, so a view of rows or of
@@ -32,12 +33,16 @@ struct cpu_q4_0x8 {
 };
 _Static_assert(sizeof(struct cpu_q4_0x8) == 144, "q4_0x8 unit: 8 q4_0 blocks");
 
-/* q4_Kx8: the 8 rows' d and dmin, their 64 6-bit scales and 64 6-bit
- * mins (sub-block s = 0..7 of 32 elements) in an order a few vector ops
- * decode, then the quant bytes: pair j (elements 64j..64j+63) in 8
- * chunks of 4 bytes, row r's qs[32j + 4c + e] at qs[j][c][r][e], whose
- * low nibbles are elements 64j + 4c + e (sub-block 2j), the high ones
- * 64j + 32 + 4c + e (sub-block 2j + 1).
+/* q4_Kx8 and q5_Kx8: the 8 rows' d and dmin, their 64 6-bit scales and
+ * 64 6-bit mins (sub-block s = 0..7 of 32 elements) in an order a few
+ * vector ops decode (struct cpu_kx8_head), then the quant bytes: pair j
+ * (elements 64j..64j+63) in 8 chunks of 4 bytes, row r's qs[32j + 4c + e]
+ * at qs[j][c][r][e], whose low nibbles are elements 64j + 4c + e
+ * (sub-block 2j), the high ones 64j + 32 + 4c + e (sub-block 2j + 1);
+ * q5_Kx8's fifth bits before them, in chunks as the quant bytes: qh[c][r]
+ * is row r's qh[4c..4c+3], whose bit 2j + h is that of element
+ * 64j + 32h + 4c + e (a shift and a mask put a sub-block's at bit 4 of the
+ * chunk vector's bytes).
  *
  * A 6-bit field list v[0..63] is stored as lo[32] (byte i: v[i]'s low 4
  * bits, v[32 + i]'s as its high nibble) and hi[16] (byte i: the top 2
@@ -45,16 +50,40 @@ _Static_assert(sizeof(struct cpu_q4_0x8) == 144, "q4_0x8 unit: 8 q4_0 blocks");
  * Scales: v[8s + r] = row r's scale of sub-block s (one vector of the 8
  * rows per sub-block); mins: v[16p + 2r + h] = row r's min of sub-block
  * 2p + h (the i16 pairs a vpmaddwd with two sub-blocks' Σx takes). */
-struct cpu_q4_Kx8 {
+struct cpu_kx8_head {
 	uint16_t d[CPU_GROUP_ROWS], dmin[CPU_GROUP_ROWS];
 	uint8_t scales_lo[32], mins_lo[32], scales_hi[16], mins_hi[16];
+};
+
+struct cpu_q4_Kx8 {
+	struct cpu_kx8_head h;
 	uint8_t qs[4][8][CPU_GROUP_ROWS][4]; /* [pair][chunk][row][byte] */
 };
 _Static_assert(sizeof(struct cpu_q4_Kx8) == 1152, "q4_Kx8 unit: 8 q4_K blocks");
 
-/* Bytes of plain rows the decoder below writes for n elements (both
- * layouts' formats spend 9/16 of a byte an element). */
-#define CPU_PREPARED_PLAIN_BYTES(n) ((n) / 32 * 18)
+struct cpu_q5_Kx8 {
+	struct cpu_kx8_head h;
+	uint8_t qh[8][CPU_GROUP_ROWS][4]; /* [chunk][row][byte]: row's qh[4·chunk + byte] */
+	uint8_t qs[4][8][CPU_GROUP_ROWS][4];
+};
+_Static_assert(sizeof(struct cpu_q5_Kx8) == 1408, "q5_Kx8 unit: 8 q5_K blocks");
+
+/* iq4_xsx8: the 8 rows' d, their 64 6-bit scales (v[8s + r] = row r's
+ * scale of sub-block s, + 32, as q4_Kx8's), then per sub-block s 4 chunks
+ * of 4 bytes, row r's qs[16s + 4c + e] at qs[s][c][r][e], whose low
+ * nibbles index elements 32s + 4c + e, the high ones 32s + 16 + 4c + e
+ * (iq4_xs's own order). */
+struct cpu_iq4_xsx8 {
+	uint16_t d[CPU_GROUP_ROWS];
+	uint8_t scales_lo[32], scales_hi[16];
+	uint8_t qs[8][4][CPU_GROUP_ROWS][4]; /* [sub-block][chunk][row][byte] */
+};
+_Static_assert(sizeof(struct cpu_iq4_xsx8) == 1088, "iq4_xsx8 unit: 8 iq4_xs blocks");
+
+/* Bytes of plain rows the decoder below writes for n elements, at most
+ * (q5_K spends 11/16 of a byte an element, q4_0 and q4_K 9/16, iq4_xs
+ * 17/32). */
+#define CPU_PREPARED_PLAIN_BYTES(n) ((n) / 32 * 22)
 /* Rows [r0, r0 + rows) of the prepared tensor at w (plain rows of
  * row_bytes, r0 counted from w, which starts a group), elements
  * [k0, k0 + kc) of each (whole blocks), as plain rows of kc elements at
@@ -85,7 +114,7 @@ void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int6
 
 /* The portable group kernels: cpu-generic's, and the reference the ISA
  * kernels are tested against (conformance, through the public API). */
-cpu_dot_group_fn cpu_ref_dot_q4_0x8, cpu_ref_dot_q4_Kx8;
+cpu_dot_group_fn cpu_ref_dot_q4_0x8, cpu_ref_dot_q4_Kx8, cpu_ref_dot_q5_Kx8, cpu_ref_dot_iq4_xsx8;
 
 /* gllmk_matmul on prepared weights at small M (or rows a GEMM cannot
  * take): x encoded to q8_0 once, each group of 8 rows through the ISA's

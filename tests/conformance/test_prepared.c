@@ -1,16 +1,17 @@
-/* gllmk_weights_prepare (ABI 1.2): prepared q4_0 and q4_K weights give
- * what the plain ones give, wherever a weight is read, and nothing else may
- * touch them.
+/* gllmk_weights_prepare (ABI 1.2): prepared q4_0, q4_K, q5_K and iq4_xs
+ * weights give what the plain ones give, wherever a weight is read, and
+ * nothing else may touch them.
  *
  * A plugin with layouts (SPEC/CPU.md, "Prepared weights": every CPU
- * plugin but cpu-neon without sdot) must prepare q4_0 and q4_K matrices of
- * rows in groups of 8; the others must decline with GLLMK_E_UNSUPPORTED and *out
- * NULL, which is then all there is to test of them (said on stdout, not
- * passed silently). Results are checked as matmul's (test_matmul.c): each
- * element within ref_matmul's bound on the plain weights' double product,
- * norm-wise from 64 elements; dequantize and get_rows exactly against
- * ref_decode_row. The source tensor is freed before some of the reads: the
- * copy must not depend on it.
+ * plugin but cpu-neon without sdot) must prepare q4_0, q4_K, q5_K and
+ * iq4_xs matrices of rows in groups of 8; the others must decline with
+ * GLLMK_E_UNSUPPORTED and *out NULL, which is then all there is to test of
+ * them (said on stdout, not passed silently). Results are checked as
+ * matmul's (test_matmul.c): each element within ref_matmul's bound on the
+ * plain weights' double product, norm-wise from 64 elements; dequantize
+ * and get_rows against ref_decode_row within f32's rounding of the
+ * format's formula (decode_rtol). The source tensor is freed before some
+ * of the reads: the copy must not depend on it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 #include "conf_extra.h"
 #include "ref_quant.h"
 
-/* 1: the plugin must prepare q4_0 and q4_K; 0: it must decline; -1:
+/* 1: the plugin must prepare those dtypes; 0: it must decline; -1:
  * either (cpu-neon prepares where the CPU has sdot). */
 static int expects_layout(void)
 {
@@ -51,13 +52,13 @@ static int prepare_or_decline(const char *what, const gllmk_tensor *w, gllmk_buf
 }
 
 /* The dtypes the CPU plugins prepare. */
-static const int32_t prep_dtypes[] = { GLLMK_Q4_0, GLLMK_Q4_K };
+static const int32_t prep_dtypes[] = { GLLMK_Q4_0, GLLMK_Q4_K, GLLMK_Q5_K, GLLMK_IQ4_XS };
 
-/* K of k32 blocks of 32 for q4_0; for q4_K's blocks of 256, 1 + k32 / 8
- * of them (1 to 17 in the cases below). */
+/* K of k32 blocks of 32 for q4_0; for the blocks of 256 of q4_K, q5_K
+ * and iq4_xs, 1 + k32 / 8 of them (1 to 17 in the cases below). */
 static int64_t prep_k(int32_t dt, int64_t k32)
 {
-	return dt == GLLMK_Q4_K ? (1 + k32 / 8) * 256 : k32 * 32;
+	return dt == GLLMK_Q4_0 ? k32 * 32 : (1 + k32 / 8) * 256;
 }
 
 /* ------------------------------------------------------------ matmul */
@@ -67,6 +68,7 @@ struct prep_case {
 	int bias, x_padded, y_padded;
 	int free_source; /* the plain tensor freed before the copy is read */
 	int big;         /* quick mode: n 4104 -> 264, K 4096 -> 1024 */
+	int extreme;     /* every quant at its largest, x all 1: the kernels' integer sums at their widest */
 };
 
 static const struct prep_case prep_cases[] = {
@@ -76,7 +78,8 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 3, .n = 8, .k_blocks = 1, .bias = 1 },
 	{ .m = 7, .n = 264, .k_blocks = 33, .free_source = 1 },
 	/* tiles of 4 activation rows and a short last one; both sides of the
-	 * small-M limit (40 rows; above, the GEMMs decode the groups) */
+	 * small-M limits (40 rows, q5_K's 16; above, the GEMMs decode the
+	 * groups) */
 	{ .m = 5, .n = 16, .k_blocks = 9, .bias = 1 },
 	{ .m = 16, .n = 24, .k_blocks = 5, .bias = 1 },
 	{ .m = 23, .n = 24, .k_blocks = 5, .bias = 1, .y_padded = 1 },
@@ -86,10 +89,32 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 1, .n = 4104, .k_blocks = 128, .bias = 1, .big = 1 },
 	{ .m = 100, .n = 32, .k_blocks = 128, .big = 1 },
 	{ .m = 512, .n = 16, .k_blocks = 2, .bias = 1 },
+	{ .m = 1, .n = 16, .k_blocks = 17, .extreme = 1 },
+	{ .m = 5, .n = 8, .k_blocks = 9, .extreme = 1 },
 };
 
+/* Weights of dt whose every quant byte is 0xff (each format's largest
+ * code, scale and min) and whose f16 d (and K-quants' dmin) is 1/16, and
+ * x all 1: products of one sign, as large as the format allows, in every
+ * integer sum a kernel keeps. */
+static void prep_extreme(int32_t dt, uint8_t *w, int64_t rows, int64_t k, float *x, int64_t x_elems)
+{
+	const int64_t bytes = ref_block_bytes(dt), blocks = rows * k / (dt == GLLMK_Q4_0 ? 32 : 256);
+	const uint16_t sixteenth = 0x2c00;
+
+	memset(w, 0xff, (size_t)(blocks * bytes));
+	for (int64_t b = 0; b < blocks; b++) {
+		memcpy(w + b * bytes, &sixteenth, 2);
+		if (dt == GLLMK_Q4_K || dt == GLLMK_Q5_K)
+			memcpy(w + b * bytes + 2, &sixteenth, 2);
+	}
+	for (int64_t i = 0; i < x_elems; i++)
+		x[i] = 1.0f;
+}
+
 /* What a decoded element of dt may differ from its double decode: q4_0's
- * d·(u − 8) is exact in f32; q4_K's d·sc·u − dmin·m rounds twice. */
+ * d·(u − 8) is exact in f32; q4_K's and q5_K's d·sc·u − dmin·m and iq4_xs's
+ * d·(sc − 32)·v round once or twice. */
 static double decode_rtol(int32_t dt)
 {
 	return dt == GLLMK_Q4_0 ? 0.0 : 2.5e-7;
@@ -188,13 +213,15 @@ static void prepared_case(int32_t dt, const struct prep_case *c)
 	gllmk_buffer *pb;
 	char what[160];
 
-	snprintf(what, sizeof(what), "prepared %s M=%lld N=%lld K=%lld%s%s%s%s", gllmk_dtype_name(dt), (long long)m,
-		 (long long)n,
-		 (long long)k, c->bias ? " bias" : "", c->x_padded ? " x:padded" : "", c->y_padded ? " y:padded" : "",
-		 c->free_source ? " source freed" : "");
+	snprintf(what, sizeof(what), "prepared %s M=%lld N=%lld K=%lld%s%s%s%s%s", gllmk_dtype_name(dt),
+		 (long long)m, (long long)n, (long long)k, c->bias ? " bias" : "", c->x_padded ? " x:padded" : "",
+		 c->y_padded ? " y:padded" : "", c->free_source ? " source freed" : "",
+		 c->extreme ? " extreme" : "");
 	conf_rng_init(&r, what);
 	struct prep_host h = prep_host_draw(dt, &r, n, k, m, m * n);
 
+	if (c->extreme)
+		prep_extreme(dt, h.w, n, k, h.x, m * k);
 	ref_matmul(dt, h.w, ref_row_bytes(dt, k), n, k, h.x, m, c->bias ? h.bias : NULL, h.want,
 		   h.bound);
 	struct conf_tensor wt = conf_upload(dt, 2, w_shape, h.w);

@@ -116,7 +116,7 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 		_mm256_storeu_ps(out + 8 * t, acc[t]);
 }
 
-/* ------------------------------------------------------------ q4_Kx8
+/* ---------------------------------------------------- q4_Kx8, q5_Kx8
  *
  * Per pair of sub-blocks (64 elements) of the 8 rows: 8 loads of 8 rows ×
  * 4 bytes, each split into low nibbles (sub-block 2j) and high ones
@@ -201,32 +201,46 @@ static inline __m256i q4_Kx8_mins(const __m256i mv[2], const int16_t bsums[16])
 	return sum;
 }
 
-/* cpu_dot_group_fn's body for q4_Kx8 and xrows activation rows (a
- * constant where inlined). */
-static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, const void *w, const void *xq,
-								  const int32_t *xsum, float *out, const int xrows)
+/* Bit s (a sub-block, 0..7) of each byte of a chunk's q5_Kx8 fifth bits
+ * hb, at bit 4: a shift of the 16-bit lanes moves no bit across bytes
+ * before the mask (bit 4 comes from bits 0..7 of its own byte). */
+static inline __m256i q5_Kx8_bit(__m256i hb, int s)
 {
-	const struct cpu_q4_Kx8 *u = w;
+	const __m256i v = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
+
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* cpu_dot_group_fn's body for q4_Kx8 (five 0) or q5_Kx8 (five 1) and
+ * xrows activation rows (constants where inlined). With the fifth bit a
+ * vpmaddubsw pair reaches 2·31·127: the i16 sums end every 4 chunks. */
+static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const void *w, const void *xq, float *out,
+							       const int xrows, const int five)
+{
+	const size_t unit = five ? sizeof(struct cpu_q5_Kx8) : sizeof(struct cpu_q4_Kx8);
 	const struct block_q8_K *x = xq;
 	const int64_t nb = n / QK_K;
 	const __m256i m4 = _mm256_set1_epi8(0x0f);
 	__m256 acc[CPU_GROUP_X_ROWS];
 
-	(void)xsum;
 	for (int t = 0; t < xrows; t++)
 		acc[t] = _mm256_setzero_ps();
 	for (int64_t b = 0; b < nb; b++) {
-		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
+		const char *ub = (const char *)w + b * unit, *ahead = ub + GROUP_PREFETCH_AHEAD;
+		const struct cpu_kx8_head *h = (const struct cpu_kx8_head *)ub;
+		const struct cpu_q5_Kx8 *u5 = (const struct cpu_q5_Kx8 *)ub;
+		const uint8_t (*qs)[8][CPU_GROUP_ROWS][4] = five ? u5->qs : ((const struct cpu_q4_Kx8 *)ub)->qs;
 		__m256i sv[2], mv[2], sc[8], isum[CPU_GROUP_X_ROWS];
 
-		for (int l = 0; l < (int)sizeof(u[b]); l += 64)
+		for (size_t l = 0; l < unit; l += 64)
 			_mm_prefetch(ahead + l, _MM_HINT_T0);
-		sv[0] = q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, &sv[1]);
-		mv[0] = q4_Kx8_fields(u[b].mins_lo, u[b].mins_hi, &mv[1]);
+		sv[0] = q4_Kx8_fields(h->scales_lo, h->scales_hi, &sv[1]);
+		mv[0] = q4_Kx8_fields(h->mins_lo, h->mins_hi, &mv[1]);
 		for (int s = 0; s < 8; s++)
 			sc[s] = q4_Kx8_scale(sv, s);
 		for (int t = 0; t < xrows; t++)
 			isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
 		for (int j = 0; j < 4; j++) {
 			__m256i se[CPU_GROUP_X_ROWS], so[CPU_GROUP_X_ROWS];
 
@@ -234,23 +248,32 @@ static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, con
 				se[t] = so[t] = _mm256_setzero_si256();
 #pragma GCC unroll 8
 			for (int c = 0; c < 8; c++) {
-				const __m256i q = _mm256_loadu_si256((const __m256i *)u[b].qs[j][c]);
-				const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+				const __m256i q = _mm256_loadu_si256((const __m256i *)qs[j][c]);
+				__m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
 
+				if (five) {
+					const __m256i hb = _mm256_loadu_si256((const __m256i *)u5->qh[c]);
+
+					lo = _mm256_or_si256(lo, q5_Kx8_bit(hb, 2 * j));
+					hi = _mm256_or_si256(hi, q5_Kx8_bit(hb, 2 * j + 1));
+				}
 				for (int t = 0; t < xrows; t++) {
 					const int8_t *xs = x[t * nb + b].qs + 64 * j;
 
 					se[t] = q4_Kx8_add_dot(se[t], lo, group_x4(xs, c));
 					so[t] = q4_Kx8_add_dot(so[t], hi, group_x4(xs + 32, c));
 				}
+				if (c == 7 || (five && c == 3))
+					for (int t = 0; t < xrows; t++) {
+						isum[t] = _mm256_add_epi32(isum[t],
+									   _mm256_add_epi32(q4_Kx8_scaled(se[t], sc[2 * j]),
+											    q4_Kx8_scaled(so[t], sc[2 * j + 1])));
+						se[t] = so[t] = _mm256_setzero_si256();
+					}
 			}
-			for (int t = 0; t < xrows; t++)
-				isum[t] = _mm256_add_epi32(isum[t],
-							   _mm256_add_epi32(q4_Kx8_scaled(se[t], sc[2 * j]),
-									    q4_Kx8_scaled(so[t], sc[2 * j + 1])));
 		}
-		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].d));
-		const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].dmin));
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h->d));
+		const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h->dmin));
 
 		for (int t = 0; t < xrows; t++) {
 			const struct block_q8_K *xb = &x[t * nb + b];
@@ -260,6 +283,115 @@ static inline __attribute__((always_inline)) void q4_Kx8_dot_body(int64_t n, con
 			acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(q4_Kx8_mins(mv, xb->bsums)), _mm256_mul_ps(dm, dx),
 						  acc[t]);
 		}
+	}
+	for (int t = 0; t < xrows; t++)
+		_mm256_storeu_ps(out + 8 * t, acc[t]);
+}
+
+/* cpu_dot_group_fn's bodies for q4_Kx8 and q5_Kx8. */
+#define q4_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
+#define q5_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 1)
+
+/* ----------------------------------------------------------- iq4_xsx8
+ *
+ * Per sub-block (32 elements) of the 8 rows: 4 loads of 8 rows × 4 bytes,
+ * each split into low nibbles (elements 4c..) and high ones (16 + 4c..),
+ * each looked up in the code book (vpshufb) once for the call's activation
+ * rows. The values are signed (−127..113): vpmaddubsw takes |v| and the
+ * activation bytes with v's signs (vpsign), and as such pair sums reach
+ * 2·127·128 each is widened at once by a vpmaddwd with the sub-block's 8
+ * scales (each twice, i16); with vpdpbusd the 4 chunks sum in i32 and one
+ * vpmulld scales them. */
+
+/* Sub-block s's 8 signed scales (the stored scale − 32), as
+ * q4_Kx8_scale's multiplier. */
+static inline __m256i iq4_xsx8_scale(const __m256i sv[2], int s)
+{
+#ifdef GROUP_DPBUSD
+	return _mm256_sub_epi32(q4_Kx8_scale(sv, s), _mm256_set1_epi32(32));
+#else
+	return _mm256_sub_epi16(q4_Kx8_scale(sv, s), _mm256_set1_epi16(32));
+#endif
+}
+
+/* The code book's values for 8 rows × 4 indices, and their magnitudes. */
+struct iq4_xsx8_v {
+	__m256i v, mag;
+};
+
+static inline struct iq4_xsx8_v iq4_xsx8_lookup(__m256i book, __m256i idx)
+{
+	const __m256i v = _mm256_shuffle_epi8(book, idx);
+
+	return (struct iq4_xsx8_v){ .v = v, .mag = _mm256_abs_epi8(v) };
+}
+
+/* Σ v·x of one chunk half, v's signs moved onto x's broadcast bytes. */
+static inline __m256i iq4_xsx8_dot(__m256i acc, struct iq4_xsx8_v w, __m256i x, __m256i scale)
+{
+#ifdef GROUP_DPBUSD
+	(void)scale;
+	return GROUP_DPBUSD(acc, w.mag, _mm256_sign_epi8(x, w.v));
+#else
+	return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(w.mag, _mm256_sign_epi8(x, w.v)), scale));
+#endif
+}
+
+/* cpu_dot_group_fn's body for iq4_xsx8 and xrows activation rows (a
+ * constant where inlined). */
+static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, const void *w, const void *xq,
+								    const int32_t *xsum, float *out, const int xrows)
+{
+	const struct cpu_iq4_xsx8 *u = w;
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	const __m256i m4 = _mm256_set1_epi8(0x0f);
+	const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4nl_values));
+	__m256 acc[CPU_GROUP_X_ROWS];
+
+	(void)xsum;
+	for (int t = 0; t < xrows; t++)
+		acc[t] = _mm256_setzero_ps();
+	for (int64_t b = 0; b < nb; b++) {
+		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
+		__m256i sv[2], isum[CPU_GROUP_X_ROWS];
+
+		for (int l = 0; l < (int)sizeof(u[b]); l += 64)
+			_mm_prefetch(ahead + l, _MM_HINT_T0);
+		sv[0] = q4_Kx8_fields(u[b].scales_lo, u[b].scales_hi, &sv[1]);
+		for (int t = 0; t < xrows; t++)
+			isum[t] = _mm256_setzero_si256();
+		for (int s = 0; s < 8; s++) {
+			const __m256i scale = iq4_xsx8_scale(sv, s);
+			__m256i ss[CPU_GROUP_X_ROWS];
+
+			for (int t = 0; t < xrows; t++)
+				ss[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+			for (int c = 0; c < 4; c++) {
+				const __m256i q = _mm256_loadu_si256((const __m256i *)u[b].qs[s][c]);
+				const struct iq4_xsx8_v lo = iq4_xsx8_lookup(book, _mm256_and_si256(q, m4));
+				const struct iq4_xsx8_v hi = iq4_xsx8_lookup(book, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+
+				for (int t = 0; t < xrows; t++) {
+					const int8_t *xs = x[t * nb + b].qs + 32 * s;
+
+					ss[t] = iq4_xsx8_dot(ss[t], lo, group_x4(xs, c), scale);
+					ss[t] = iq4_xsx8_dot(ss[t], hi, group_x4(xs + 16, c), scale);
+				}
+			}
+			for (int t = 0; t < xrows; t++)
+#ifdef GROUP_DPBUSD
+				isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(ss[t], scale));
+#else
+				isum[t] = _mm256_add_epi32(isum[t], ss[t]);
+#endif
+		}
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u[b].d));
+
+		for (int t = 0; t < xrows; t++)
+			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(x[t * nb + b].d)),
+						 acc[t]);
 	}
 	for (int t = 0; t < xrows; t++)
 		_mm256_storeu_ps(out + 8 * t, acc[t]);
