@@ -91,6 +91,7 @@ cpu_vec_dot_fn avx2_vec_dot_q4_0, avx2vnni_vec_dot_q4_0;
 cpu_vec_dot_rows_fn avx2_vec_dot_rows_q4_0, avx2vnni_vec_dot_rows_q4_0;
 cpu_dot_group_fn avx2_dot_q4_0x8, avx2vnni_dot_q4_0x8, avx2_dot_q4_Kx8, avx2vnni_dot_q4_Kx8;
 cpu_dot_group_fn avx2_dot_q5_Kx8, avx2vnni_dot_q5_Kx8, avx2_dot_iq4_xsx8, avx2vnni_dot_iq4_xsx8;
+cpu_dot_group_fn avx2_dot_q2_Kx8, avx2vnni_dot_q2_Kx8, avx2_dot_q3_Kx8, avx2vnni_dot_q3_Kx8;
 cpu_vec_dot_fn avx2_vec_dot_q4_1, avx2vnni_vec_dot_q4_1;
 cpu_vec_dot_rows_fn avx2_vec_dot_rows_q4_1, avx2vnni_vec_dot_rows_q4_1;
 cpu_vec_dot_fn avx2_vec_dot_q5_0, avx2vnni_vec_dot_q5_0;

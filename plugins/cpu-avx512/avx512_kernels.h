@@ -75,6 +75,7 @@ cpu_vec_dot_fn avx512_vec_dot_q4_0, avx512vnni_vec_dot_q4_0;
 cpu_vec_dot_rows_fn avx512_vec_dot_rows_q4_0, avx512vnni_vec_dot_rows_q4_0;
 cpu_dot_group_fn avx512_dot_q4_0x8, avx512vnni_dot_q4_0x8, avx512_dot_q4_Kx8, avx512vnni_dot_q4_Kx8;
 cpu_dot_group_fn avx512_dot_q5_Kx8, avx512vnni_dot_q5_Kx8, avx512_dot_iq4_xsx8, avx512vnni_dot_iq4_xsx8;
+cpu_dot_group_fn avx512_dot_q2_Kx8, avx512vnni_dot_q2_Kx8, avx512_dot_q3_Kx8, avx512vnni_dot_q3_Kx8;
 cpu_vec_dot_fn avx512_vec_dot_q4_1, avx512vnni_vec_dot_q4_1;
 cpu_vec_dot_rows_fn avx512_vec_dot_rows_q4_1, avx512vnni_vec_dot_rows_q4_1;
 cpu_vec_dot_fn avx512_vec_dot_q5_0, avx512vnni_vec_dot_q5_0;

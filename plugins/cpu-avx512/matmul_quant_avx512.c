@@ -147,3 +147,5 @@ CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q4_0x8, avx512_dot_q4_0x8), q4_0x8_
 CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q4_Kx8, avx512_dot_q4_Kx8), q4_Kx8_dot_body)
 CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q5_Kx8, avx512_dot_q5_Kx8), q5_Kx8_dot_body)
 CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_iq4_xsx8, avx512_dot_iq4_xsx8), iq4_xsx8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q2_Kx8, avx512_dot_q2_Kx8), q2_Kx8_dot_body)
+CPU_DEFINE_DOT_GROUP(DOT_NAME(avx512vnni_dot_q3_Kx8, avx512_dot_q3_Kx8), q3_Kx8_dot_body)

@@ -22,5 +22,7 @@ const struct cpu_cntx generic_cntx = {
 	.dot_group[CPU_LAYOUT_Q4_KX8] = cpu_ref_dot_q4_Kx8,
 	.dot_group[CPU_LAYOUT_Q5_KX8] = cpu_ref_dot_q5_Kx8,
 	.dot_group[CPU_LAYOUT_IQ4_XSX8] = cpu_ref_dot_iq4_xsx8,
+	.dot_group[CPU_LAYOUT_Q2_KX8] = cpu_ref_dot_q2_Kx8,
+	.dot_group[CPU_LAYOUT_Q3_KX8] = cpu_ref_dot_q3_Kx8,
 	REF_ROW_KERNELS,
 };

@@ -61,6 +61,7 @@ cpu_vec_dot_fn neon_vec_dot_q4_0, neondot_vec_dot_q4_0;
 cpu_vec_dot_rows_fn neon_vec_dot_rows_q4_0, neondot_vec_dot_rows_q4_0;
 /* prepared weights: the sdot table only */
 cpu_dot_group_fn neondot_dot_q4_0x8, neondot_dot_q4_Kx8, neondot_dot_q5_Kx8, neondot_dot_iq4_xsx8;
+cpu_dot_group_fn neondot_dot_q2_Kx8, neondot_dot_q3_Kx8;
 cpu_vec_dot_fn neon_vec_dot_q4_1, neondot_vec_dot_q4_1;
 cpu_vec_dot_rows_fn neon_vec_dot_rows_q4_1, neondot_vec_dot_rows_q4_1;
 cpu_vec_dot_fn neon_vec_dot_q5_0, neondot_vec_dot_q5_0;

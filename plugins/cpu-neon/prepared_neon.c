@@ -9,6 +9,21 @@
 #include "neon_dot.h"
 #include "prepared.h"
 
+/* The 8 rows' sums of each activation row: zeroed, and stored at out. */
+static inline void group_acc_zero(float32x4_t acc[CPU_GROUP_X_ROWS][2], int xrows)
+{
+	for (int t = 0; t < xrows; t++)
+		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+}
+
+static inline void group_acc_store(float32x4_t acc[CPU_GROUP_X_ROWS][2], int xrows, float *out)
+{
+	for (int t = 0; t < xrows; t++) {
+		vst1q_f32(out + 8 * t, acc[t][0]);
+		vst1q_f32(out + 8 * t + 4, acc[t][1]);
+	}
+}
+
 /* ------------------------------------------------------------ q4_0x8 */
 
 #define Q4_0X8_CHUNK(c)                                                                      \
@@ -27,8 +42,7 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 	const int64_t nb = n / QK4_0;
 	float32x4_t acc[CPU_GROUP_X_ROWS][2];
 
-	for (int t = 0; t < xrows; t++)
-		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		const float32x4_t d0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d)));
 		const float32x4_t d1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u[b].d + 4)));
@@ -55,10 +69,7 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 			acc[t][1] = vfmaq_f32(acc[t][1], vcvtq_f32_s32(s1), vmulq_f32(d1, dx));
 		}
 	}
-	for (int t = 0; t < xrows; t++) {
-		vst1q_f32(out + 8 * t, acc[t][0]);
-		vst1q_f32(out + 8 * t + 4, acc[t][1]);
-	}
+	group_acc_store(acc, xrows, out);
 }
 
 CPU_DEFINE_DOT_GROUP(neondot_dot_q4_0x8, q4_0x8_dot_body)
@@ -143,8 +154,7 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 	const int64_t nb = n / QK_K;
 	float32x4_t acc[CPU_GROUP_X_ROWS][2];
 
-	for (int t = 0; t < xrows; t++)
-		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		const char *ub = (const char *)w + b * unit;
 		const struct cpu_kx8_head *hd = (const struct cpu_kx8_head *)ub;
@@ -197,10 +207,7 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 			}
 		}
 	}
-	for (int t = 0; t < xrows; t++) {
-		vst1q_f32(out + 8 * t, acc[t][0]);
-		vst1q_f32(out + 8 * t + 4, acc[t][1]);
-	}
+	group_acc_store(acc, xrows, out);
 }
 
 #define q4_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
@@ -208,6 +215,132 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 
 CPU_DEFINE_DOT_GROUP(neondot_dot_q4_Kx8, q4_Kx8_dot_body)
 CPU_DEFINE_DOT_GROUP(neondot_dot_q5_Kx8, q5_Kx8_dot_body)
+
+/* ---------------------------------------------------- q2_Kx8, q3_Kx8
+ *
+ * Per half h of a block and parity q: 4 chunks, each 4 vectors of 2-bit
+ * fields per 4 rows (q3_K's high bit or-ed in at bit 2), vector s of group
+ * 8h + 2s + q, sdot by lane into that group's row sums; then one
+ * multiply-add by the group's row scales (q3_K: its sums less 4·Σx first;
+ * q2_K: its mins times Σx aside). */
+
+/* 2-bit field s of each byte of q, with q3_K's high bit b of hb at bit 2. */
+static inline int8x16_t k16x8_field(uint8x16_t q, int s, uint8x16_t hb, int b, int three)
+{
+	uint8x16_t u = vandq_u8(vshlq_u8(q, vdupq_n_s8((int8_t)(-2 * s))), vdupq_n_u8(3));
+
+	if (three)
+		u = vorrq_u8(u, vandq_u8(vshlq_u8(hb, vdupq_n_s8((int8_t)(2 - b))), vdupq_n_u8(4)));
+	return vreinterpretq_s8_u8(u);
+}
+
+/* Row r's scale bytes (or fields) of group g, rows 4i..4i+3, as i32. */
+static inline int32x4_t k16x8_rows(const uint8_t v[128], int g, int i)
+{
+	const uint8x8x2_t pair = vld2_u8(v + 16 * (g / 2)); /* val[h]: rows 0..7 of group 2·(g / 2) + h */
+	const uint16x8_t w = vmovl_u8(pair.val[g % 2]);
+
+	return vreinterpretq_s32_u32(vmovl_u16(i ? vget_high_u16(w) : vget_low_u16(w)));
+}
+
+/* Chunk 4q + c of half h: lane c of the activation's 16 bytes 128h + 32s +
+ * 16q.. for field s. */
+#define K16X8_CHUNK(c)                                                                                  \
+	do {                                                                                            \
+		const uint8x16_t q0 = vld1q_u8(qs[8 * h + 4 * q + (c)][0]), q1 = vld1q_u8(qs[8 * h + 4 * q + (c)][4]); \
+		const uint8x16_t h0 = three ? vld1q_u8(u3->hmask[4 * q + (c)][0]) : q0;                \
+		const uint8x16_t h1 = three ? vld1q_u8(u3->hmask[4 * q + (c)][4]) : q1;                \
+		for (int s = 0; s < 4; s++) {                                                           \
+			const int8x16_t u0 = k16x8_field(q0, s, h0, 4 * h + s, three);                  \
+			const int8x16_t u1 = k16x8_field(q1, s, h1, 4 * h + s, three);                  \
+			for (int t = 0; t < xrows; t++) {                                               \
+				ss[t][s][0] = vdotq_laneq_s32(ss[t][s][0], u0, xs[t][s], c);           \
+				ss[t][s][1] = vdotq_laneq_s32(ss[t][s][1], u1, xs[t][s], c);           \
+			}                                                                               \
+		}                                                                                       \
+	} while (0)
+
+/* The body of q2_Kx8 (three 0) and q3_Kx8 (three 1). */
+static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, const void *w, const void *xq, float *out,
+								 const int xrows, const int three)
+{
+	const size_t unit = three ? sizeof(struct cpu_q3_Kx8) : sizeof(struct cpu_q2_Kx8);
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	float32x4_t acc[CPU_GROUP_X_ROWS][2];
+
+	group_acc_zero(acc, xrows);
+	for (int64_t b = 0; b < nb; b++) {
+		const char *ub = (const char *)w + b * unit;
+		const struct cpu_q2_Kx8 *u2 = (const struct cpu_q2_Kx8 *)ub;
+		const struct cpu_q3_Kx8 *u3 = (const struct cpu_q3_Kx8 *)ub;
+		const uint8_t (*qs)[CPU_GROUP_ROWS][4] = three ? u3->qs : u2->qs;
+		uint8_t v[128];
+		int32x4_t isum[CPU_GROUP_X_ROWS][2], mins[CPU_GROUP_X_ROWS][2];
+
+		if (three) {
+			q4_Kx8_fields(u3->scales_lo[0], u3->scales_hi[0], v);
+			q4_Kx8_fields(u3->scales_lo[1], u3->scales_hi[1], v + 64);
+		} else {
+			memcpy(v, u2->scales, sizeof(v));
+		}
+		for (int t = 0; t < xrows; t++)
+			isum[t][0] = isum[t][1] = mins[t][0] = mins[t][1] = vdupq_n_s32(0);
+		for (int h = 0; h < 2; h++)
+			for (int q = 0; q < 2; q++) {
+				int32x4_t ss[CPU_GROUP_X_ROWS][4][2];
+				int8x16_t xs[CPU_GROUP_X_ROWS][4];
+
+				for (int t = 0; t < xrows; t++)
+					for (int s = 0; s < 4; s++) {
+						ss[t][s][0] = ss[t][s][1] = vdupq_n_s32(0);
+						xs[t][s] = vld1q_s8(x[t * nb + b].qs + 128 * h + 32 * s + 16 * q);
+					}
+				K16X8_CHUNK(0);
+				K16X8_CHUNK(1);
+				K16X8_CHUNK(2);
+				K16X8_CHUNK(3);
+				for (int s = 0; s < 4; s++) {
+					const int g = 8 * h + 2 * s + q;
+
+					for (int i = 0; i < 2; i++) {
+						const int32x4_t f = k16x8_rows(v, g, i);
+						const int32x4_t sc = three ? vsubq_s32(f, vdupq_n_s32(32)) : vandq_s32(f, vdupq_n_s32(15));
+
+						for (int t = 0; t < xrows; t++) {
+							const int32_t sx = x[t * nb + b].bsums[g];
+
+							if (three) /* (v − 32)·Σ (u − 4)·x */
+								isum[t][i] = vmlaq_s32(isum[t][i], vsubq_s32(ss[t][s][i], vdupq_n_s32(4 * sx)), sc);
+							else
+								isum[t][i] = vmlaq_s32(isum[t][i], ss[t][s][i], sc);
+							if (!three)
+								mins[t][i] = vmlaq_n_s32(mins[t][i], vshrq_n_s32(f, 4), sx);
+						}
+					}
+				}
+			}
+		for (int i = 0; i < 2; i++) {
+			const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u2->d + 4 * i)));
+			const float32x4_t dm = three ? vdupq_n_f32(0.0f)
+						     : vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(u2->dmin + 4 * i)));
+
+			for (int t = 0; t < xrows; t++) {
+				const float32x4_t dx = vdupq_n_f32(x[t * nb + b].d);
+
+				acc[t][i] = vfmaq_f32(acc[t][i], vcvtq_f32_s32(isum[t][i]), vmulq_f32(dw, dx));
+				acc[t][i] = vfmsq_f32(acc[t][i], vcvtq_f32_s32(mins[t][i]), vmulq_f32(dm, dx));
+			}
+		}
+	}
+	group_acc_store(acc, xrows, out);
+}
+
+#define q2_Kx8_dot_body(n, w, xq, xsum, out, xrows) k16x8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
+#define q3_Kx8_dot_body(n, w, xq, xsum, out, xrows) k16x8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 1)
+
+CPU_DEFINE_DOT_GROUP(neondot_dot_q2_Kx8, q2_Kx8_dot_body)
+CPU_DEFINE_DOT_GROUP(neondot_dot_q3_Kx8, q3_Kx8_dot_body)
 
 /* ----------------------------------------------------------- iq4_xsx8
  *
@@ -238,8 +371,7 @@ static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, c
 	float32x4_t acc[CPU_GROUP_X_ROWS][2];
 
 	(void)xsum;
-	for (int t = 0; t < xrows; t++)
-		acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		uint8_t sv[64];
 		int32x4_t isum[CPU_GROUP_X_ROWS][2];
@@ -273,10 +405,7 @@ static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, c
 						      vmulq_f32(dw, vdupq_n_f32(x[t * nb + b].d)));
 		}
 	}
-	for (int t = 0; t < xrows; t++) {
-		vst1q_f32(out + 8 * t, acc[t][0]);
-		vst1q_f32(out + 8 * t + 4, acc[t][1]);
-	}
+	group_acc_store(acc, xrows, out);
 }
 
 CPU_DEFINE_DOT_GROUP(neondot_dot_iq4_xsx8, iq4_xsx8_dot_body)

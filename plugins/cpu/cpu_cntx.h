@@ -95,6 +95,8 @@ enum cpu_layout {
 	CPU_LAYOUT_Q4_KX8 = 2, /* q4_K, 8 rows interleaved; q8_K activations */
 	CPU_LAYOUT_IQ4_XSX8 = 3, /* iq4_xs, 8 rows interleaved; q8_K activations */
 	CPU_LAYOUT_Q5_KX8 = 4, /* q5_K, 8 rows interleaved; q8_K activations */
+	CPU_LAYOUT_Q2_KX8 = 5, /* q2_K, 8 rows interleaved; q8_K activations */
+	CPU_LAYOUT_Q3_KX8 = 6, /* q3_K, 8 rows interleaved; q8_K activations */
 	CPU_LAYOUTS
 };
 

@@ -26,6 +26,20 @@ static const char *const dtype_names[GLLMK_DTYPE_LIMIT] = {
 #undef GLLMK_DTYPE
 };
 
+/* Row r's nc 4-byte chunks of the plain bytes in at chunks[c][r], and
+ * back: how every layout lays out its quant bytes. */
+static void chunks_pack(const uint8_t *in, int nc, int r, uint8_t (*chunks)[CPU_GROUP_ROWS][4])
+{
+	for (int c = 0; c < nc; c++)
+		memcpy(chunks[c][r], in + 4 * c, 4);
+}
+
+static void chunks_unpack(const uint8_t (*chunks)[CPU_GROUP_ROWS][4], int nc, int r, uint8_t *out)
+{
+	for (int c = 0; c < nc; c++)
+		memcpy(out + 4 * c, chunks[c][r], 4);
+}
+
 /* ----------------------------------------------------------- q4_0x8 */
 
 /* Lanes [l0, l1) of nb units as plain rows at out, row_bytes apart. */
@@ -38,8 +52,7 @@ static void unpack_q4_0x8(const void *units, int l0, int l1, int64_t nb, char *o
 			struct block_q4_0 *blk = (struct block_q4_0 *)(out + (l - l0) * row_bytes) + b;
 
 			blk->d = u[b].d[l];
-			for (int c = 0; c < 4; c++)
-				memcpy(blk->qs + 4 * c, u[b].qs[c][l], 4);
+			chunks_unpack(u[b].qs, 4, l, blk->qs);
 		}
 }
 
@@ -54,8 +67,7 @@ static void pack_q4_0x8(const void *rows, int64_t nb, void *units)
 			const struct block_q4_0 *blk = &src[r * nb + b];
 
 			dst[b].d[r] = blk->d;
-			for (int c = 0; c < 4; c++)
-				memcpy(dst[b].qs[c][r], blk->qs + 4 * c, 4);
+			chunks_pack(blk->qs, 4, r, dst[b].qs);
 		}
 }
 
@@ -88,7 +100,9 @@ static void kx8_fields(const struct cpu_kx8_head *h, uint8_t vs[64], uint8_t vm[
 	fields6_load(h->mins_lo, h->mins_hi, vm);
 }
 
-static int kx8_min_at(int r, int sb)
+/* Where row r's field of sub-block (or group) sb is in a list of pairs
+ * (prepared.h: q4_Kx8's mins, q2_Kx8's and q3_Kx8's scales). */
+static int pair_at(int r, int sb)
 {
 	return 16 * (sb / 2) + 2 * r + sb % 2;
 }
@@ -105,7 +119,7 @@ static void kx8_head_unpack(const struct cpu_kx8_head *h, const uint8_t vs[64], 
 	blk->dmin = h->dmin[l];
 	for (int j = 0; j < 4; j++) {
 		const uint8_t sc = vs[8 * j + l], sc4 = vs[8 * (j + 4) + l];
-		const uint8_t mn = vm[kx8_min_at(l, j)], mn4 = vm[kx8_min_at(l, j + 4)];
+		const uint8_t mn = vm[pair_at(l, j)], mn4 = vm[pair_at(l, j + 4)];
 
 		blk->scales[j] = (uint8_t)(sc | (sc4 >> 4) << 6);
 		blk->scales[j + 4] = (uint8_t)(mn | (mn4 >> 4) << 6);
@@ -126,7 +140,7 @@ static void kx8_head_pack(const struct block_q4_K *blk, int r, struct cpu_kx8_he
 	memcpy(mn, sm + 2, 8);
 	for (int sb = 0; sb < 8; sb++) {
 		vs[8 * sb + r] = sc[sb];
-		vm[kx8_min_at(r, sb)] = mn[sb];
+		vm[pair_at(r, sb)] = mn[sb];
 	}
 	h->d[r] = blk->d;
 	h->dmin[r] = blk->dmin;
@@ -141,16 +155,12 @@ static void kx8_head_store(const uint8_t vs[64], const uint8_t vm[64], struct cp
 /* The 4-bit fields of lane l of qs[4][8][8][4] as q4_K's qs[128], and back. */
 static void kx8_qs_unpack(const uint8_t (*qs)[8][CPU_GROUP_ROWS][4], int l, uint8_t out[128])
 {
-	for (int j = 0; j < 4; j++)
-		for (int c = 0; c < 8; c++)
-			memcpy(out + 32 * j + 4 * c, qs[j][c][l], 4);
+	chunks_unpack(qs[0], 32, l, out);
 }
 
 static void kx8_qs_pack(const uint8_t in[128], int r, uint8_t (*qs)[8][CPU_GROUP_ROWS][4])
 {
-	for (int j = 0; j < 4; j++)
-		for (int c = 0; c < 8; c++)
-			memcpy(qs[j][c][r], in + 32 * j + 4 * c, 4);
+	chunks_pack(in, 32, r, qs[0]);
 }
 
 /* Lanes [l0, l1) of nb q4_Kx8 (five 0) or q5_Kx8 (five 1) units as
@@ -175,8 +185,7 @@ static void kx8_unpack(const void *units, int l0, int l1, int64_t nb, char *out,
 				continue;
 			}
 			kx8_qs_unpack(u5->qs, l, ((struct block_q5_K *)blk)->qs);
-			for (int c = 0; c < 8; c++)
-				memcpy(((struct block_q5_K *)blk)->qh + 4 * c, u5->qh[c][l], 4);
+			chunks_unpack(u5->qh, 8, l, ((struct block_q5_K *)blk)->qh);
 		}
 	}
 }
@@ -202,8 +211,7 @@ static void kx8_pack(const void *rows, int64_t nb, void *units, int five)
 				continue;
 			}
 			kx8_qs_pack(((const struct block_q5_K *)blk)->qs, r, u5->qs);
-			for (int c = 0; c < 8; c++)
-				memcpy(u5->qh[c][r], ((const struct block_q5_K *)blk)->qh + 4 * c, 4);
+			chunks_pack(((const struct block_q5_K *)blk)->qh, 8, r, u5->qh);
 		}
 		kx8_head_store(vs, vm, (struct cpu_kx8_head *)ub);
 	}
@@ -249,9 +257,8 @@ static void unpack_iq4_xsx8(const void *units, int l0, int l1, int64_t nb, char 
 					blk->scales_l[sb / 2] = 0;
 				blk->scales_l[sb / 2] |= (uint8_t)((vs[8 * sb + l] & 15) << 4 * (sb % 2));
 				blk->scales_h |= (uint16_t)((vs[8 * sb + l] >> 4) << 2 * sb);
-				for (int c = 0; c < 4; c++)
-					memcpy(blk->qs + 16 * sb + 4 * c, u[b].qs[sb][c][l], 4);
 			}
+			chunks_unpack(u[b].qs[0], 32, l, blk->qs);
 		}
 	}
 }
@@ -271,11 +278,110 @@ static void pack_iq4_xsx8(const void *rows, int64_t nb, void *units)
 			for (int sb = 0; sb < 8; sb++) {
 				vs[8 * sb + r] = (uint8_t)(((blk->scales_l[sb / 2] >> 4 * (sb % 2)) & 15) |
 							   ((blk->scales_h >> 2 * sb) & 3) << 4);
-				for (int c = 0; c < 4; c++)
-					memcpy(dst[b].qs[sb][c][r], blk->qs + 16 * sb + 4 * c, 4);
 			}
+			chunks_pack(blk->qs, 32, r, dst[b].qs[0]);
 		}
 		fields6_store(vs, dst[b].scales_lo, dst[b].scales_hi);
+	}
+}
+
+/* --------------------------------------------------- q2_Kx8, q3_Kx8 */
+
+static void unpack_q2_Kx8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	const struct cpu_q2_Kx8 *u = units;
+
+	for (int64_t b = 0; b < nb; b++)
+		for (int l = l0; l < l1; l++) {
+			struct block_q2_K *blk = (struct block_q2_K *)(out + (l - l0) * row_bytes) + b;
+
+			blk->d = u[b].d[l];
+			blk->dmin = u[b].dmin[l];
+			for (int p = 0; p < 8; p++)
+				memcpy(blk->scales + 2 * p, u[b].scales[p][l], 2);
+			chunks_unpack(u[b].qs, 16, l, blk->qs);
+		}
+}
+
+static void pack_q2_Kx8(const void *rows, int64_t nb, void *units)
+{
+	const struct block_q2_K *src = rows;
+	struct cpu_q2_Kx8 *dst = units;
+
+	for (int64_t b = 0; b < nb; b++)
+		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+			const struct block_q2_K *blk = &src[r * nb + b];
+
+			dst[b].d[r] = blk->d;
+			dst[b].dmin[r] = blk->dmin;
+			for (int p = 0; p < 8; p++)
+				memcpy(dst[b].scales[p][r], blk->scales + 2 * p, 2);
+			chunks_pack(blk->qs, 16, r, dst[b].qs);
+		}
+}
+
+/* The 128 scale fields of a q3_Kx8 unit (v[pair_at(r, g)], + 32), and back. */
+static void q3_Kx8_fields(const struct cpu_q3_Kx8 *u, uint8_t v[128])
+{
+	fields6_load(u->scales_lo[0], u->scales_hi[0], v);
+	fields6_load(u->scales_lo[1], u->scales_hi[1], v + 64);
+}
+
+static void q3_Kx8_fields_store(const uint8_t v[128], struct cpu_q3_Kx8 *u)
+{
+	fields6_store(v, u->scales_lo[0], u->scales_hi[0]);
+	fields6_store(v + 64, u->scales_lo[1], u->scales_hi[1]);
+}
+
+/* Row l's 16 scales (+ 32) of v as q3_K's 12 bytes (q3_K_scale's inverse). */
+static void q3_K_scales_store(const uint8_t v[128], int l, uint8_t s[12])
+{
+	memset(s, 0, 12);
+	for (int j = 0; j < 16; j++) {
+		const uint8_t sc = v[pair_at(l, j)];
+
+		s[j % 8] |= (uint8_t)((sc & 15) << 4 * (j / 8));
+		s[8 + j % 4] |= (uint8_t)((sc >> 4) << 2 * (j / 4));
+	}
+}
+
+static void unpack_q3_Kx8(const void *units, int l0, int l1, int64_t nb, char *out, int64_t row_bytes)
+{
+	const struct cpu_q3_Kx8 *u = units;
+
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t v[128];
+
+		q3_Kx8_fields(&u[b], v);
+		for (int l = l0; l < l1; l++) {
+			struct block_q3_K *blk = (struct block_q3_K *)(out + (l - l0) * row_bytes) + b;
+
+			blk->d = u[b].d[l];
+			q3_K_scales_store(v, l, blk->scales);
+			chunks_unpack(u[b].hmask, 8, l, blk->hmask);
+			chunks_unpack(u[b].qs, 16, l, blk->qs);
+		}
+	}
+}
+
+static void pack_q3_Kx8(const void *rows, int64_t nb, void *units)
+{
+	const struct block_q3_K *src = rows;
+	struct cpu_q3_Kx8 *dst = units;
+
+	for (int64_t b = 0; b < nb; b++) {
+		uint8_t v[128];
+
+		for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+			const struct block_q3_K *blk = &src[r * nb + b];
+
+			dst[b].d[r] = blk->d;
+			for (int j = 0; j < 16; j++)
+				v[pair_at(r, j)] = (uint8_t)(q3_K_scale(blk->scales, j) + 32);
+			chunks_pack(blk->hmask, 8, r, dst[b].hmask);
+			chunks_pack(blk->qs, 16, r, dst[b].qs);
+		}
+		q3_Kx8_fields_store(v, &dst[b]);
 	}
 }
 
@@ -306,6 +412,8 @@ static const struct cpu_layout_info {
 	[CPU_LAYOUT_Q4_KX8] = { GLLMK_Q4_K, GLLMK_Q8_K, 40, pack_q4_Kx8, unpack_q4_Kx8 },
 	[CPU_LAYOUT_Q5_KX8] = { GLLMK_Q5_K, GLLMK_Q8_K, 16, pack_q5_Kx8, unpack_q5_Kx8 },
 	[CPU_LAYOUT_IQ4_XSX8] = { GLLMK_IQ4_XS, GLLMK_Q8_K, 40, pack_iq4_xsx8, unpack_iq4_xsx8 },
+	[CPU_LAYOUT_Q2_KX8] = { GLLMK_Q2_K, GLLMK_Q8_K, 8, pack_q2_Kx8, unpack_q2_Kx8 },
+	[CPU_LAYOUT_Q3_KX8] = { GLLMK_Q3_K, GLLMK_Q8_K, 16, pack_q3_Kx8, unpack_q3_Kx8 },
 };
 
 int64_t cpu_prepared_small_m(uint32_t layout)
@@ -454,7 +562,7 @@ static void ref_kx8_row(const struct cpu_kx8_head *h, const uint8_t (*qs)[8][CPU
 		*dot += vs[8 * (2 * j) + r] * lo + vs[8 * (2 * j + 1) + r] * hi;
 	}
 	for (int sb = 0; sb < 8; sb++)
-		*mins += vm[kx8_min_at(r, sb)] * (x->bsums[2 * sb] + x->bsums[2 * sb + 1]);
+		*mins += vm[pair_at(r, sb)] * (x->bsums[2 * sb] + x->bsums[2 * sb + 1]);
 }
 
 /* The 8 rows' dots of one unit against q8_K block x, added to acc. */
@@ -540,6 +648,90 @@ void cpu_ref_dot_iq4_xsx8(int64_t n, const void *w, const void *xq, const int32_
 		}
 		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
 	}
+}
+
+/* Row r's 2-bit field of element el in q2_Kx8's or q3_Kx8's chunks
+ * (prepared.h), and q3_Kx8's high bit of it. */
+static int k16x8_field(const uint8_t (*qs)[CPU_GROUP_ROWS][4], int r, int el)
+{
+	const int l = el % 32;
+
+	return qs[8 * (el / 128) + l / 4][r][l % 4] >> (2 * (el / 32 % 4)) & 3;
+}
+
+static int q3_Kx8_high(const struct cpu_q3_Kx8 *u, int r, int el)
+{
+	const int l = el % 32;
+
+	return u->hmask[l / 4][r][l % 4] >> (el / 32) & 1;
+}
+
+/* Row r's Σ_g scale_g·Σ_g y·x of one q2_Kx8 unit (y the 2-bit value; its
+ * dmin term Σ_g min_g·Σ_g x at *mins) or q3_Kx8 unit (y = the 3-bit value
+ * − 4, scale the stored one − 32) against one q8_K block; v the unit's
+ * scale bytes or fields. */
+static int32_t ref_k16x8_row(const void *unit, const uint8_t v[128], int three, int r, const struct block_q8_K *x,
+			     int32_t *mins)
+{
+	const struct cpu_q2_Kx8 *u2 = unit;
+	const struct cpu_q3_Kx8 *u3 = unit;
+	int32_t dot = 0;
+
+	*mins = 0;
+	for (int g = 0; g < 16; g++) {
+		const int sv = v[pair_at(r, g)];
+		int32_t sum = 0;
+
+		for (int i = 16 * g; i < 16 * g + 16; i++)
+			sum += (three ? k16x8_field(u3->qs, r, i) + 4 * q3_Kx8_high(u3, r, i) - 4 : k16x8_field(u2->qs, r, i)) *
+			       x->qs[i];
+		dot += (three ? sv - 32 : sv & 15) * sum;
+		*mins += (sv >> 4) * x->bsums[g];
+	}
+	return dot;
+}
+
+static void ref_dot_k16x8(int64_t n, const void *w, const void *xq, int xrows, float *out, int three)
+{
+	const size_t unit = three ? sizeof(struct cpu_q3_Kx8) : sizeof(struct cpu_q2_Kx8);
+	const int64_t nb = n / QK_K;
+
+	for (int t = 0; t < xrows; t++) {
+		float acc[CPU_GROUP_ROWS] = { 0 };
+
+		for (int64_t b = 0; b < nb; b++) {
+			const void *ub = (const char *)w + b * unit;
+			const struct block_q8_K *x = (const struct block_q8_K *)xq + t * nb + b;
+			/* d (and q2_K's dmin): the units' first fields */
+			const uint16_t *d = ub, *dmin = (const uint16_t *)ub + CPU_GROUP_ROWS;
+			uint8_t v[128];
+
+			if (three)
+				q3_Kx8_fields(ub, v);
+			else
+				memcpy(v, ((const struct cpu_q2_Kx8 *)ub)->scales, sizeof(v));
+			for (int r = 0; r < CPU_GROUP_ROWS; r++) {
+				int32_t mins;
+				const int32_t dot = ref_k16x8_row(ub, v, three, r, x, &mins);
+
+				acc[r] += x->d * (f16_to_f32(d[r]) * (float)dot -
+						  (three ? 0.0f : f16_to_f32(dmin[r]) * (float)mins));
+			}
+		}
+		memcpy(out + t * CPU_GROUP_ROWS, acc, sizeof(acc));
+	}
+}
+
+void cpu_ref_dot_q2_Kx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
+{
+	(void)xsum;
+	ref_dot_k16x8(n, w, xq, xrows, out, 0);
+}
+
+void cpu_ref_dot_q3_Kx8(int64_t n, const void *w, const void *xq, const int32_t *xsum, int xrows, float *out)
+{
+	(void)xsum;
+	ref_dot_k16x8(n, w, xq, xrows, out, 1);
 }
 
 /* ------------------------------------------------------ matmul, small M */

@@ -1,7 +1,7 @@
 /* Prepared weights of the CPU plugins (gllmk_weights_prepare; SPEC/CPU.md,
- * "Prepared weights"): layouts q4_0x8, q4_Kx8, q5_Kx8 and iq4_xsx8 for
- * q4_0, q4_K, q5_K and iq4_xs matrices whose rows come in whole groups
- * of 8, each offered where the ISA's context table has its group kernel
+ * "Prepared weights"): layouts q4_0x8, q4_Kx8, q5_Kx8, iq4_xsx8, q2_Kx8
+ * and q3_Kx8 for q4_0, q4_K, q5_K, iq4_xs, q2_K and q3_K matrices whose
+ * rows come in whole groups of 8, each offered where the ISA's context table has its group kernel
  * (cpu_cntx.dot_group).
  *
  * The tensor's rows (outer dims flattened) in groups of 8: group g fills
@@ -80,9 +80,39 @@ struct cpu_iq4_xsx8 {
 };
 _Static_assert(sizeof(struct cpu_iq4_xsx8) == 1088, "iq4_xsx8 unit: 8 iq4_xs blocks");
 
+/* q2_Kx8 and q3_Kx8: their 2-bit fields (and q3_K's high bits) chunked
+ * as the plain bytes are, qs[c][r][e] row r's qs[4c + e]: bits 2s, 2s + 1
+ * of chunk c are elements 128(c / 8) + 32s + 4(c % 8) + e, so one shift
+ * and mask give 8 rows × 4 elements that match 4 activation bytes, all of
+ * group (of 16 elements, each with its own scale) 8(c / 8) + 2s +
+ * (c % 8) / 4. The rows' scales come in pairs of groups: byte [p][r][h]
+ * (or field v[16p + 2r + h]) is row r's of group 2p + h, so that 16 bytes
+ * widened are the i16 pairs a vpmaddwd with two groups' Σx takes.
+ *
+ * q2_Kx8: the d and dmin of the 8 rows, their scale bytes as q2_K's (scale
+ * in the low nibble, min in the high one), the quants. */
+struct cpu_q2_Kx8 {
+	uint16_t d[CPU_GROUP_ROWS], dmin[CPU_GROUP_ROWS];
+	uint8_t scales[8][CPU_GROUP_ROWS][2]; /* [pair][row][h]: row's scales[2·pair + h] */
+	uint8_t qs[16][CPU_GROUP_ROWS][4];   /* [chunk][row][byte]: row's qs[4·chunk + byte] */
+};
+_Static_assert(sizeof(struct cpu_q2_Kx8) == 672, "q2_Kx8 unit: 8 q2_K blocks");
+
+/* q3_Kx8: the 8 rows' d, their 128 6-bit scales (+ 32, as q3_K stores
+ * them) as two field lists (v[0..63], v[64..127]), the high bits chunked
+ * as the quants (bit j of hmask[c][r][e], row r's hmask[4c + e], is that of
+ * element 32j + 4c + e), the 2-bit fields as q2_Kx8's. */
+struct cpu_q3_Kx8 {
+	uint16_t d[CPU_GROUP_ROWS];
+	uint8_t scales_lo[2][32], scales_hi[2][16];
+	uint8_t hmask[8][CPU_GROUP_ROWS][4]; /* [chunk][row][byte] */
+	uint8_t qs[16][CPU_GROUP_ROWS][4];
+};
+_Static_assert(sizeof(struct cpu_q3_Kx8) == 880, "q3_Kx8 unit: 8 q3_K blocks");
+
 /* Bytes of plain rows the decoder below writes for n elements, at most
  * (q5_K spends 11/16 of a byte an element, q4_0 and q4_K 9/16, iq4_xs
- * 17/32). */
+ * 17/32, q3_K 55/128, q2_K 21/64). */
 #define CPU_PREPARED_PLAIN_BYTES(n) ((n) / 32 * 22)
 /* Rows [r0, r0 + rows) of the prepared tensor at w (plain rows of
  * row_bytes, r0 counted from w, which starts a group), elements
@@ -114,7 +144,8 @@ void cpu_prepared_unpack(uint32_t layout, const void *w, int64_t row_bytes, int6
 
 /* The portable group kernels: cpu-generic's, and the reference the ISA
  * kernels are tested against (conformance, through the public API). */
-cpu_dot_group_fn cpu_ref_dot_q4_0x8, cpu_ref_dot_q4_Kx8, cpu_ref_dot_q5_Kx8, cpu_ref_dot_iq4_xsx8;
+cpu_dot_group_fn cpu_ref_dot_q4_0x8, cpu_ref_dot_q4_Kx8, cpu_ref_dot_q5_Kx8, cpu_ref_dot_iq4_xsx8, cpu_ref_dot_q2_Kx8,
+	cpu_ref_dot_q3_Kx8;
 
 /* gllmk_matmul on prepared weights at small M (or rows a GEMM cannot
  * take): x encoded to q8_0 once, each group of 8 rows through the ISA's

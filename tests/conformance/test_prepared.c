@@ -1,10 +1,9 @@
-/* gllmk_weights_prepare (ABI 1.2): prepared q4_0, q4_K, q5_K and iq4_xs
- * weights give what the plain ones give, wherever a weight is read, and
+/* gllmk_weights_prepare (ABI 1.2): prepared q4_0, q4_K, q5_K, iq4_xs, q2_K
+ * and q3_K weights give what the plain ones give, wherever a weight is read, and
  * nothing else may touch them.
  *
  * A plugin with layouts (SPEC/CPU.md, "Prepared weights": every CPU
- * plugin but cpu-neon without sdot) must prepare q4_0, q4_K, q5_K and
- * iq4_xs matrices of rows in groups of 8; the others must decline with
+ * plugin but cpu-neon without sdot) must prepare matrices of those dtypes of rows in groups of 8; the others must decline with
  * GLLMK_E_UNSUPPORTED and *out NULL, which is then all there is to test of
  * them (said on stdout, not passed silently). Results are checked as
  * matmul's (test_matmul.c): each element within ref_matmul's bound on the
@@ -52,10 +51,10 @@ static int prepare_or_decline(const char *what, const gllmk_tensor *w, gllmk_buf
 }
 
 /* The dtypes the CPU plugins prepare. */
-static const int32_t prep_dtypes[] = { GLLMK_Q4_0, GLLMK_Q4_K, GLLMK_Q5_K, GLLMK_IQ4_XS };
+static const int32_t prep_dtypes[] = { GLLMK_Q4_0, GLLMK_Q4_K, GLLMK_Q5_K, GLLMK_IQ4_XS, GLLMK_Q2_K, GLLMK_Q3_K };
 
-/* K of k32 blocks of 32 for q4_0; for the blocks of 256 of q4_K, q5_K
- * and iq4_xs, 1 + k32 / 8 of them (1 to 17 in the cases below). */
+/* K of k32 blocks of 32 for q4_0; for the others' blocks of 256,
+ * 1 + k32 / 8 of them (1 to 17 in the cases below). */
 static int64_t prep_k(int32_t dt, int64_t k32)
 {
 	return dt == GLLMK_Q4_0 ? k32 * 32 : (1 + k32 / 8) * 256;
@@ -78,7 +77,7 @@ static const struct prep_case prep_cases[] = {
 	{ .m = 3, .n = 8, .k_blocks = 1, .bias = 1 },
 	{ .m = 7, .n = 264, .k_blocks = 33, .free_source = 1 },
 	/* tiles of 4 activation rows and a short last one; both sides of the
-	 * small-M limits (40 rows, q5_K's 16; above, the GEMMs decode the
+	 * small-M limits (40 rows, q5_K's 16, q2_K's and q3_K's 24; above, the GEMMs decode the
 	 * groups) */
 	{ .m = 5, .n = 16, .k_blocks = 9, .bias = 1 },
 	{ .m = 16, .n = 24, .k_blocks = 5, .bias = 1 },
@@ -102,19 +101,23 @@ static void prep_extreme(int32_t dt, uint8_t *w, int64_t rows, int64_t k, float 
 	const int64_t bytes = ref_block_bytes(dt), blocks = rows * k / (dt == GLLMK_Q4_0 ? 32 : 256);
 	const uint16_t sixteenth = 0x2c00;
 
+	/* where d is, and dmin after it (q4_K, q5_K, q2_K) */
+	const int64_t d_at = dt == GLLMK_Q2_K ? 80 : dt == GLLMK_Q3_K ? 108 : 0;
+	const int dmin = dt == GLLMK_Q4_K || dt == GLLMK_Q5_K || dt == GLLMK_Q2_K;
+
 	memset(w, 0xff, (size_t)(blocks * bytes));
 	for (int64_t b = 0; b < blocks; b++) {
-		memcpy(w + b * bytes, &sixteenth, 2);
-		if (dt == GLLMK_Q4_K || dt == GLLMK_Q5_K)
-			memcpy(w + b * bytes + 2, &sixteenth, 2);
+		memcpy(w + b * bytes + d_at, &sixteenth, 2);
+		if (dmin)
+			memcpy(w + b * bytes + d_at + 2, &sixteenth, 2);
 	}
 	for (int64_t i = 0; i < x_elems; i++)
 		x[i] = 1.0f;
 }
 
 /* What a decoded element of dt may differ from its double decode: q4_0's
- * d·(u − 8) is exact in f32; q4_K's and q5_K's d·sc·u − dmin·m and iq4_xs's
- * d·(sc − 32)·v round once or twice. */
+ * d·(u − 8) is exact in f32; the K-quants' d·sc·u − dmin·m (q3_K's
+ * d·(sc − 32)·(u − 4)) and iq4_xs's d·(sc − 32)·v round once or twice. */
 static double decode_rtol(int32_t dt)
 {
 	return dt == GLLMK_Q4_0 ? 0.0 : 2.5e-7;

@@ -211,6 +211,11 @@ CASES = [
     llama("Q4_K", "core", name="llama-Q4_K-no-prepare", prompt=40, n=5, batch=16, prepare=False),
     llama("IQ4_XS", "full", name="llama-IQ4_XS-no-prepare", prepare=False),
     llama("Q4_K", "core", name="llama-Q4_K-prompt48", prompt=48, n=3),
+    # q2_K and q3_K: plain, and prepared past their group kernels' limits (8, 16)
+    llama("Q2_K", "full", name="llama-Q2_K-no-prepare", prepare=False),
+    llama("Q3_K", "full", name="llama-Q3_K-no-prepare", prepare=False),
+    llama("Q2_K", "full", name="llama-Q2_K-prompt24", prompt=24, n=3),
+    llama("Q3_K", "full", name="llama-Q3_K-prompt24", prompt=24, n=3),
     Case("qwen2-Q4_K", "full", ("--arch", "qwen2", "--dtype", "Q4_K")),
     Case("qwen3-Q6_K-tied", "full", ("--arch", "qwen3", "--dtype", "Q6_K", "--tied")),
     # ABI 1.1's ten formats (random blocks: every grid entry, sign pattern and scale):
@@ -322,18 +327,19 @@ def tol_class(m):
     return "float" if {m.tensors[n].tensor_type.name for n in names} <= FLOAT_TYPES else "quant"
 
 
-# The plugins that prepare q4_0, q4_K, q5_K and iq4_xs matrices (gllmk_weights_prepare, SPEC/CPU.md);
+# The plugins that prepare q4_0, q4_K, q5_K, iq4_xs, q2_K and q3_K matrices (gllmk_weights_prepare, SPEC/CPU.md);
 # cpu-neon does where the CPU has sdot, the GPU plugins never.
 PREPARING = {"cpu-generic", "cpu-avx2", "cpu-avx512"}
 
 
 def prepared_problem(case, doc, ref_model):
     """What is wrong with the JSON's count of prepared matrices, or None."""
-    has_q4 = any(t.tensor_type.name in ("Q4_0", "Q4_K", "Q5_K", "IQ4_XS") and len(t.shape) in (2, 3) for t in ref_model.tensors.values())
+    has_q4 = any(t.tensor_type.name in ("Q4_0", "Q4_K", "Q5_K", "IQ4_XS", "Q2_K", "Q3_K") and len(t.shape) in (2, 3)
+                 for t in ref_model.tensors.values())
     if (not case.prepare or case.mmap) and doc["prepared"] != 0:
         return f"{doc['prepared']} matrices prepared under --no-prepare or --mmap"
     if case.prepare and not case.mmap and has_q4 and doc["plugin"] in PREPARING and doc["prepared"] == 0:
-        return "no q4_0, q4_K, q5_K or iq4_xs matrix prepared"
+        return "no q4_0, q4_K, q5_K, iq4_xs, q2_K or q3_K matrix prepared"
     if doc["plugin"] in ("vulkan", "opencl") and doc["prepared"] != 0:
         return f"{doc['prepared']} matrices prepared on a GPU plugin"
     return None

@@ -653,7 +653,7 @@ static int upload(struct run_model *m, gllmk_context *ctx, const struct gguf_ten
 
 /* The plugin's prepared copy of a matrix (or experts) in view, where it
  * has a layout for it (gllmk_weights_prepare; CPU plugins: q4_0, q4_K,
- * q5_K and iq4_xs, SPEC/CPU.md): 1 prepared (*view is the copy), 0 declined, else
+ * q5_K, iq4_xs, q2_K and q3_K, SPEC/CPU.md): 1 prepared (*view is the copy), 0 declined, else
  * an error. */
 static int prepare(struct run_model *m, gllmk_context *ctx, gllmk_tensor *view, struct run_error *e)
 {

@@ -20,9 +20,11 @@ static inline __m256i emu_dpbusd(__m256i acc, __m256i u, __m256i s)
 #define GROUP_DPBUSD(acc, u, s) emu_dpbusd(acc, u, s)
 #include "x86/prepared_x86.h"
 
-cpu_dot_group_fn emu_dot_q4_0x8, emu_dot_q4_Kx8, emu_dot_q5_Kx8, emu_dot_iq4_xsx8;
+cpu_dot_group_fn emu_dot_q4_0x8, emu_dot_q4_Kx8, emu_dot_q5_Kx8, emu_dot_iq4_xsx8, emu_dot_q2_Kx8, emu_dot_q3_Kx8;
 
 CPU_DEFINE_DOT_GROUP(emu_dot_q4_0x8, q4_0x8_dot_body)
 CPU_DEFINE_DOT_GROUP(emu_dot_q4_Kx8, q4_Kx8_dot_body)
 CPU_DEFINE_DOT_GROUP(emu_dot_q5_Kx8, q5_Kx8_dot_body)
 CPU_DEFINE_DOT_GROUP(emu_dot_iq4_xsx8, iq4_xsx8_dot_body)
+CPU_DEFINE_DOT_GROUP(emu_dot_q2_Kx8, q2_Kx8_dot_body)
+CPU_DEFINE_DOT_GROUP(emu_dot_q3_Kx8, q3_Kx8_dot_body)

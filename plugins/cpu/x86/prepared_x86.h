@@ -37,6 +37,19 @@ static inline __m256i group_x4(const int8_t *qs, int c)
 	return _mm256_set1_epi32(v);
 }
 
+/* The 8 rows' sums of each activation row: zeroed, and stored at out. */
+static inline void group_acc_zero(__m256 acc[CPU_GROUP_X_ROWS], int xrows)
+{
+	for (int t = 0; t < xrows; t++)
+		acc[t] = _mm256_setzero_ps();
+}
+
+static inline void group_acc_store(const __m256 acc[CPU_GROUP_X_ROWS], int xrows, float *out)
+{
+	for (int t = 0; t < xrows; t++)
+		_mm256_storeu_ps(out + 8 * t, acc[t]);
+}
+
 /* The 8 rows' quants of one block: low and high nibbles of each chunk. */
 struct q4_0x8_u {
 	__m256i lo[4], hi[4];
@@ -93,8 +106,7 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 	const int64_t nb = n / QK4_0;
 	__m256 acc[CPU_GROUP_X_ROWS];
 
-	for (int t = 0; t < xrows; t++)
-		acc[t] = _mm256_setzero_ps();
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
 		const struct q4_0x8_u nib = q4_0x8_nibbles(&u[b]);
@@ -112,8 +124,7 @@ static inline __attribute__((always_inline)) void q4_0x8_dot_body(int64_t n, con
 						 acc[t]);
 		}
 	}
-	for (int t = 0; t < xrows; t++)
-		_mm256_storeu_ps(out + 8 * t, acc[t]);
+	group_acc_store(acc, xrows, out);
 }
 
 /* ---------------------------------------------------- q4_Kx8, q5_Kx8
@@ -201,14 +212,15 @@ static inline __m256i q4_Kx8_mins(const __m256i mv[2], const int16_t bsums[16])
 	return sum;
 }
 
-/* Bit s (a sub-block, 0..7) of each byte of a chunk's q5_Kx8 fifth bits
- * hb, at bit 4: a shift of the 16-bit lanes moves no bit across bytes
- * before the mask (bit 4 comes from bits 0..7 of its own byte). */
-static inline __m256i q5_Kx8_bit(__m256i hb, int s)
+/* Bit `from` of each byte of hb at bit `to`, the others 0: a shift of
+ * the 16-bit lanes moves no bit across bytes before the mask (both bits
+ * are below 8). q5_Kx8's fifth bits of sub-block s go to bit 4, q3_Kx8's
+ * high bits to bit 2. */
+static inline __m256i group_bit_to(__m256i hb, int from, int to)
 {
-	const __m256i v = s < 4 ? _mm256_slli_epi16(hb, 4 - s) : _mm256_srli_epi16(hb, s - 4);
+	const __m256i v = from < to ? _mm256_slli_epi16(hb, to - from) : _mm256_srli_epi16(hb, from - to);
 
-	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+	return _mm256_and_si256(v, _mm256_set1_epi8((char)(1 << to)));
 }
 
 /* cpu_dot_group_fn's body for q4_Kx8 (five 0) or q5_Kx8 (five 1) and
@@ -223,8 +235,7 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 	const __m256i m4 = _mm256_set1_epi8(0x0f);
 	__m256 acc[CPU_GROUP_X_ROWS];
 
-	for (int t = 0; t < xrows; t++)
-		acc[t] = _mm256_setzero_ps();
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		const char *ub = (const char *)w + b * unit, *ahead = ub + GROUP_PREFETCH_AHEAD;
 		const struct cpu_kx8_head *h = (const struct cpu_kx8_head *)ub;
@@ -254,8 +265,8 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 				if (five) {
 					const __m256i hb = _mm256_loadu_si256((const __m256i *)u5->qh[c]);
 
-					lo = _mm256_or_si256(lo, q5_Kx8_bit(hb, 2 * j));
-					hi = _mm256_or_si256(hi, q5_Kx8_bit(hb, 2 * j + 1));
+					lo = _mm256_or_si256(lo, group_bit_to(hb, 2 * j, 4));
+					hi = _mm256_or_si256(hi, group_bit_to(hb, 2 * j + 1, 4));
 				}
 				for (int t = 0; t < xrows; t++) {
 					const int8_t *xs = x[t * nb + b].qs + 64 * j;
@@ -284,13 +295,162 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 						  acc[t]);
 		}
 	}
-	for (int t = 0; t < xrows; t++)
-		_mm256_storeu_ps(out + 8 * t, acc[t]);
+	group_acc_store(acc, xrows, out);
 }
 
 /* cpu_dot_group_fn's bodies for q4_Kx8 and q5_Kx8. */
 #define q4_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
 #define q5_Kx8_dot_body(n, w, xq, xsum, out, xrows) kx8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 1)
+
+/* ---------------------------------------------------- q2_Kx8, q3_Kx8
+ *
+ * Per half h of a block (128 elements) and parity q: 4 chunks of 8 rows ×
+ * 4 bytes, each 4 vectors of 2-bit fields (a shift and a mask, q3_K's high
+ * bit or-ed in at bit 2), vector s of group 8h + 2s + q, each multiplied
+ * with the activation's 4 matching bytes broadcast; after the 4 chunks a
+ * group's sums are whole (8 · 7 · 128 < 2^15 in vpmaddubsw's i16) and one
+ * vpmaddwd (vpmulld) by its 8 rows' scales adds them to the rows' lanes.
+ * Per block: the 128 scales in 4 loads (q3_K's fields decoded as
+ * q4_Kx8's), and Σ_g v_g·Σx_g of q2_K's mins or of q3_K's scales (its
+ * offset 4) by 8 vpmaddwd of group pairs with q8_K's sums of 16. */
+
+/* Group g's 8 row scales, − offset, as q4_Kx8_scale's multiplier: bytes
+ * g % 2, 2 + g % 2, .. of the 16 of its pair in v (prepared.h's order; for
+ * q2_K their low nibbles). */
+static inline __m256i k16x8_scale(const uint8_t v[128], int g, int three)
+{
+	const __m128i pair = _mm_loadu_si128((const __m128i *)(v + 16 * (g / 2)));
+	const char h = (char)(g % 2);
+#ifdef GROUP_DPBUSD
+	const __m128i pick = _mm_setr_epi8(h, 2 + h, 4 + h, 6 + h, 8 + h, 10 + h, 12 + h, 14 + h, -1, -1, -1, -1, -1, -1,
+					   -1, -1);
+	const __m128i b = _mm_shuffle_epi8(pair, pick);
+
+	return three ? _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), _mm256_set1_epi32(32))
+		     : _mm256_cvtepu8_epi32(_mm_and_si128(b, _mm_set1_epi8(0x0f)));
+#else
+	const __m128i pick = _mm_setr_epi8(h, h, 2 + h, 2 + h, 4 + h, 4 + h, 6 + h, 6 + h, 8 + h, 8 + h, 10 + h, 10 + h,
+					   12 + h, 12 + h, 14 + h, 14 + h);
+	const __m128i b = _mm_shuffle_epi8(pair, pick);
+
+	return three ? _mm256_sub_epi16(_mm256_cvtepu8_epi16(b), _mm256_set1_epi16(32))
+		     : _mm256_cvtepu8_epi16(_mm_and_si128(b, _mm_set1_epi8(0x0f)));
+#endif
+}
+
+/* Σ_g v_g·Σx_g in row r's lane, v_g row r's field of group g in v (pairs,
+ * prepared.h): q3_K's scales − 32, or q2_K's mins (the high nibbles). */
+static inline __m256i k16x8_pair_sums(const uint8_t v[128], int three, const int16_t bsums[16])
+{
+	__m256i sum = _mm256_setzero_si256();
+
+	for (int p = 0; p < 8; p++) {
+		const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(v + 16 * p)));
+		const __m256i f = three ? _mm256_sub_epi16(b, _mm256_set1_epi16(32)) : _mm256_srli_epi16(b, 4);
+		int32_t x;
+
+		memcpy(&x, bsums + 2 * p, sizeof(x));
+		sum = _mm256_add_epi32(sum, _mm256_madd_epi16(f, _mm256_set1_epi32(x)));
+	}
+	return sum;
+}
+
+/* A unit's 128 scale bytes in prepared.h's pair order: q2_Kx8's own, or
+ * q3_Kx8's fields decoded (as q4_Kx8's) into buf. */
+static inline const uint8_t *k16x8_scales(const void *unit, int three, uint8_t buf[128])
+{
+	const struct cpu_q3_Kx8 *u = unit;
+	__m256i v[4];
+
+	if (!three)
+		return ((const struct cpu_q2_Kx8 *)unit)->scales[0][0];
+	v[0] = q4_Kx8_fields(u->scales_lo[0], u->scales_hi[0], &v[1]);
+	v[2] = q4_Kx8_fields(u->scales_lo[1], u->scales_hi[1], &v[3]);
+	for (int k = 0; k < 4; k++)
+		_mm256_storeu_si256((__m256i *)(buf + 32 * k), v[k]);
+	return buf;
+}
+
+/* cpu_dot_group_fn's body for q2_Kx8 (three 0) or q3_Kx8 (three 1) and
+ * xrows activation rows (constants where inlined). */
+static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, const void *w, const void *xq, float *out,
+								 const int xrows, const int three)
+{
+	const size_t unit = three ? sizeof(struct cpu_q3_Kx8) : sizeof(struct cpu_q2_Kx8);
+	const struct block_q8_K *x = xq;
+	const int64_t nb = n / QK_K;
+	const __m256i m2 = _mm256_set1_epi8(3);
+	__m256 acc[CPU_GROUP_X_ROWS];
+
+	group_acc_zero(acc, xrows);
+	for (int64_t b = 0; b < nb; b++) {
+		const char *ub = (const char *)w + b * unit, *ahead = ub + GROUP_PREFETCH_AHEAD;
+		const struct cpu_q3_Kx8 *u3 = (const struct cpu_q3_Kx8 *)ub;
+		const uint8_t (*qs)[CPU_GROUP_ROWS][4] = three ? u3->qs : ((const struct cpu_q2_Kx8 *)ub)->qs;
+		__m256i isum[CPU_GROUP_X_ROWS];
+		uint8_t buf[128];
+		const uint8_t *sv = k16x8_scales(ub, three, buf);
+
+		for (size_t l = 0; l < unit; l += 64)
+			_mm_prefetch(ahead + l, _MM_HINT_T0);
+		for (int t = 0; t < xrows; t++)
+			isum[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++)
+#pragma GCC unroll 2
+			for (int q = 0; q < 2; q++) {
+				__m256i ss[CPU_GROUP_X_ROWS][4];
+
+				for (int t = 0; t < xrows; t++)
+					ss[t][0] = ss[t][1] = ss[t][2] = ss[t][3] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+				for (int c = 4 * q; c < 4 * q + 4; c++) {
+					const __m256i wq = _mm256_loadu_si256((const __m256i *)qs[8 * h + c]);
+					const __m256i hb = three ? _mm256_loadu_si256((const __m256i *)u3->hmask[c])
+								 : _mm256_setzero_si256();
+
+#pragma GCC unroll 4
+					for (int s = 0; s < 4; s++) {
+						__m256i u = _mm256_and_si256(_mm256_srli_epi16(wq, 2 * s), m2);
+
+						if (three)
+							u = _mm256_or_si256(u, group_bit_to(hb, 4 * h + s, 2));
+						for (int t = 0; t < xrows; t++)
+							ss[t][s] = q4_Kx8_add_dot(ss[t][s], u,
+										  group_x4(x[t * nb + b].qs + 128 * h + 32 * s, c));
+					}
+				}
+#pragma GCC unroll 4
+				for (int s = 0; s < 4; s++) {
+					const __m256i scale = k16x8_scale(sv, 8 * h + 2 * s + q, three);
+
+					for (int t = 0; t < xrows; t++)
+						isum[t] = _mm256_add_epi32(isum[t], q4_Kx8_scaled(ss[t][s], scale));
+				}
+			}
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)ub));
+
+		for (int t = 0; t < xrows; t++) {
+			const struct block_q8_K *xb = &x[t * nb + b];
+			const __m256 dx = _mm256_set1_ps(xb->d);
+
+			if (three) /* Σ (v − 32)·(u − 4)·x */
+				isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(k16x8_pair_sums(sv, 1, xb->bsums), 2));
+			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, dx), acc[t]);
+			if (!three) {
+				const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const struct cpu_q2_Kx8 *)ub)->dmin));
+
+				acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(k16x8_pair_sums(sv, 0, xb->bsums)),
+							  _mm256_mul_ps(dm, dx), acc[t]);
+			}
+		}
+	}
+	group_acc_store(acc, xrows, out);
+}
+
+/* cpu_dot_group_fn's bodies for q2_Kx8 and q3_Kx8. */
+#define q2_Kx8_dot_body(n, w, xq, xsum, out, xrows) k16x8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 0)
+#define q3_Kx8_dot_body(n, w, xq, xsum, out, xrows) k16x8_dot_body(n, w, xq, ((void)(xsum), out), xrows, 1)
 
 /* ----------------------------------------------------------- iq4_xsx8
  *
@@ -350,8 +510,7 @@ static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, c
 	__m256 acc[CPU_GROUP_X_ROWS];
 
 	(void)xsum;
-	for (int t = 0; t < xrows; t++)
-		acc[t] = _mm256_setzero_ps();
+	group_acc_zero(acc, xrows);
 	for (int64_t b = 0; b < nb; b++) {
 		const char *ahead = (const char *)&u[b] + GROUP_PREFETCH_AHEAD;
 		__m256i sv[2], isum[CPU_GROUP_X_ROWS];
@@ -393,8 +552,7 @@ static inline __attribute__((always_inline)) void iq4_xsx8_dot_body(int64_t n, c
 			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, _mm256_set1_ps(x[t * nb + b].d)),
 						 acc[t]);
 	}
-	for (int t = 0; t < xrows; t++)
-		_mm256_storeu_ps(out + 8 * t, acc[t]);
+	group_acc_store(acc, xrows, out);
 }
 
 #endif

@@ -20,7 +20,7 @@
 #include "quant_blocks.h"
 #include "x86/x86_features.h"
 
-cpu_dot_group_fn emu_dot_q4_0x8, emu_dot_q4_Kx8, emu_dot_q5_Kx8, emu_dot_iq4_xsx8;
+cpu_dot_group_fn emu_dot_q4_0x8, emu_dot_q4_Kx8, emu_dot_q5_Kx8, emu_dot_iq4_xsx8, emu_dot_q2_Kx8, emu_dot_q3_Kx8;
 
 static uint32_t rng = 2026;
 
@@ -38,6 +38,8 @@ static const struct layout_case cases[] = {
 	{ "q4_Kx8", emu_dot_q4_Kx8, cpu_ref_dot_q4_Kx8, sizeof(struct cpu_q4_Kx8), QK_K, 16, 0 },
 	{ "q5_Kx8", emu_dot_q5_Kx8, cpu_ref_dot_q5_Kx8, sizeof(struct cpu_q5_Kx8), QK_K, 16, 0 },
 	{ "iq4_xsx8", emu_dot_iq4_xsx8, cpu_ref_dot_iq4_xsx8, sizeof(struct cpu_iq4_xsx8), QK_K, 8, 0 },
+	{ "q2_Kx8", emu_dot_q2_Kx8, cpu_ref_dot_q2_Kx8, sizeof(struct cpu_q2_Kx8), QK_K, 16, 0 },
+	{ "q3_Kx8", emu_dot_q3_Kx8, cpu_ref_dot_q3_Kx8, sizeof(struct cpu_q3_Kx8), QK_K, 8, 0 },
 };
 
 static void fill_units(const struct layout_case *c, uint8_t *w, int64_t units, int extreme)
