@@ -42,6 +42,7 @@ struct cpu_pool {
 	_Atomic(cpu_task_fn) fn;
 	_Atomic(void *) arg;
 	atomic_int_fast64_t n, chunk, n_chunks;
+	atomic_int_fast64_t head, head_chunks; /* a streaming job's first chunks: head items each */
 };
 
 static inline uint32_t ticket_gen(uint64_t t)
@@ -71,14 +72,17 @@ static void run_chunks(struct cpu_pool *pool, int tid)
 		int64_t n = atomic_load_explicit(&pool->n, memory_order_relaxed);
 		int64_t chunk = atomic_load_explicit(&pool->chunk, memory_order_relaxed);
 		int64_t n_chunks = atomic_load_explicit(&pool->n_chunks, memory_order_relaxed);
+		int64_t head = atomic_load_explicit(&pool->head, memory_order_relaxed);
+		int64_t head_chunks = atomic_load_explicit(&pool->head_chunks, memory_order_relaxed);
 
 		if (i >= n_chunks)
 			return;
 		if (!atomic_compare_exchange_weak_explicit(&pool->ticket, &t, t + 1, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;
-		int64_t begin = (int64_t)i * chunk;
-		int64_t end = begin + chunk < n ? begin + chunk : n;
+		int64_t begin = i < head_chunks ? (int64_t)i * head : head_chunks * head + (i - head_chunks) * chunk;
+		int64_t size = i < head_chunks ? head : chunk;
+		int64_t end = begin + size < n ? begin + size : n;
 
 		fn(arg, begin, end, tid);
 		atomic_fetch_add_explicit(&pool->chunks_done, 1, memory_order_release);
@@ -218,18 +222,58 @@ static void wait_for_chunks(struct cpu_pool *pool, int64_t n_chunks)
 	}
 }
 
-static void run_job(struct cpu_pool *pool, int64_t n, int64_t grain, int per_thread, cpu_task_fn fn, void *arg)
+/* How a job's n items are cut into chunks: head_chunks of head items
+ * first, then chunks of chunk items (whole grains, so a kernel's row
+ * groups stay whole; no empty chunk at the end). */
+struct job_cut {
+	int64_t head, head_chunks, chunk, n_chunks;
+};
+
+static int64_t round_up(int64_t v, int64_t grain)
+{
+	return (v + grain - 1) / grain * grain;
+}
+
+/* per_thread chunks a thread, claimed dynamically. */
+static struct job_cut cut_even(int64_t n, int64_t grain, int n_threads, int per_thread)
+{
+	int64_t n_chunks = n_threads > 1 ? pick_chunks(n, grain, n_threads, per_thread) : 1;
+	int64_t chunk = n_chunks > 1 ? round_up((n + n_chunks - 1) / n_chunks, grain) : n;
+
+	return (struct job_cut){ .chunk = chunk, .n_chunks = (n + chunk - 1) / chunk };
+}
+
+/* A streaming job (M = 1 matmuls, read once from DRAM): one long run per
+ * thread of 3/4 of the items, so each thread's reads stay one stream,
+ * then the last quarter in chunks of 1/8 of a thread's share, claimed by
+ * whichever thread is done first: on a host where a thread loses its
+ * core for a while, the other takes the tail instead of waiting for it
+ * (an even split per thread waited 8-10 % of a decode step, session 23). */
+static struct job_cut cut_streaming(int64_t n, int64_t grain, int n_threads)
+{
+	const int64_t head = (n * 3 / 4 / n_threads) / grain * grain;
+	struct job_cut c;
+
+	if (n_threads < 2 || head < grain)
+		return cut_even(n, grain, n_threads, 1);
+	c.head = head;
+	c.head_chunks = n_threads;
+	c.chunk = round_up((n - head * n_threads + 2 * n_threads - 1) / (2 * n_threads), grain);
+	c.n_chunks = n_threads + (n - head * n_threads + c.chunk - 1) / c.chunk;
+	return c;
+}
+
+static void run_job(struct cpu_pool *pool, int64_t n, int64_t grain, int streaming, cpu_task_fn fn, void *arg)
 {
 	if (n <= 0)
 		return;
 	if (grain < 1)
 		grain = 1;
-	int64_t n_chunks = pool && pool->n_threads > 1 ? pick_chunks(n, grain, pool->n_threads, per_thread) : 1;
-	/* whole grains (a kernel's row groups stay whole), no empty chunk at the end */
-	int64_t chunk = n_chunks > 1 ? ((n + n_chunks - 1) / n_chunks + grain - 1) / grain * grain : n;
+	const int n_threads = pool ? pool->n_threads : 1;
+	const struct job_cut cut = streaming ? cut_streaming(n, grain, n_threads)
+					     : cut_even(n, grain, n_threads, CHUNKS_PER_THREAD);
 
-	n_chunks = (n + chunk - 1) / chunk;
-	if (n_chunks < 2) {
+	if (cut.n_chunks < 2) {
 		fn(arg, 0, n, 0);
 		return;
 	}
@@ -240,14 +284,16 @@ static void run_job(struct cpu_pool *pool, int64_t n, int64_t grain, int per_thr
 	atomic_store_explicit(&pool->fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&pool->arg, arg, memory_order_relaxed);
 	atomic_store_explicit(&pool->n, n, memory_order_relaxed);
-	atomic_store_explicit(&pool->chunk, chunk, memory_order_relaxed);
-	atomic_store_explicit(&pool->n_chunks, n_chunks, memory_order_relaxed);
+	atomic_store_explicit(&pool->chunk, cut.chunk, memory_order_relaxed);
+	atomic_store_explicit(&pool->n_chunks, cut.n_chunks, memory_order_relaxed);
+	atomic_store_explicit(&pool->head, cut.head, memory_order_relaxed);
+	atomic_store_explicit(&pool->head_chunks, cut.head_chunks, memory_order_relaxed);
 	atomic_store_explicit(&pool->chunks_done, 0, memory_order_relaxed);
 	atomic_store(&pool->ticket, (uint64_t)gen << 32); /* seq_cst: pairs with parked */
 	wake_workers(pool);
 
 	run_chunks(pool, 0);
-	wait_for_chunks(pool, n_chunks);
+	wait_for_chunks(pool, cut.n_chunks);
 	/* Close before the next job rewrites the fields (see the top). */
 	atomic_store(&pool->ticket, (uint64_t)gen << 32 | TICKET_CLOSED);
 	pthread_mutex_unlock(&pool->run_lock);
@@ -255,7 +301,7 @@ static void run_job(struct cpu_pool *pool, int64_t n, int64_t grain, int per_thr
 
 void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)
 {
-	run_job(pool, n, grain, CHUNKS_PER_THREAD, fn, arg);
+	run_job(pool, n, grain, 0, fn, arg);
 }
 
 void cpu_pool_run_streaming(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg)

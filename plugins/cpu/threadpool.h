@@ -20,12 +20,13 @@ int cpu_pool_threads(const struct cpu_pool *pool);
  * returns when every chunk is done. With n small (or one thread) it calls fn
  * inline. Not reentrant: a task must not call cpu_pool_run on the same pool. */
 void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
-/* As cpu_pool_run, one contiguous range per thread (whole grains): for
- * jobs that stream their data once with kernels prefetching ahead in
- * their range (M = 1 matmul), where every extra chunk restarts the
- * prefetch at its head and sends its tail's prefetches into rows another
- * thread reads (a Q4_K_M decode step 5 % slower on Zen 4 with 4 chunks a
- * thread, BENCHMARKS.md "Session 9"). No balancing between threads. */
+/* As cpu_pool_run for jobs that stream their data once with kernels
+ * prefetching ahead in their range (M = 1 matmul): one contiguous range
+ * per thread of 3/4 of the items (whole grains), since every extra chunk
+ * restarts the prefetch at its head and sends its tail's prefetches into
+ * rows another thread reads (a Q4_K_M decode step 5 % slower on Zen 4 with
+ * 4 chunks a thread, BENCHMARKS.md "Session 9"); the last quarter in
+ * small chunks, taken by whichever thread is free first. */
 void cpu_pool_run_streaming(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
 
 /* Physical cores of this machine (hyperthreads not counted), at least 1. */

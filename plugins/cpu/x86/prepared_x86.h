@@ -314,12 +314,20 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
  * q4_Kx8's), and Σ_g v_g·Σx_g of q2_K's mins or of q3_K's scales (its
  * offset 4) by 8 vpmaddwd of group pairs with q8_K's sums of 16. */
 
-/* Group g's 8 row scales, − offset, as q4_Kx8_scale's multiplier: bytes
- * g % 2, 2 + g % 2, .. of the 16 of its pair in v (prepared.h's order; for
- * q2_K their low nibbles). */
-static inline __m256i k16x8_scale(const uint8_t v[128], int g, int three)
+/* The 16 bytes of pair p of a unit's scales (prepared.h's order): q3_K's
+ * fields decoded in v, or q2_K's own at sc. (Each kept where it was
+ * fastest: q3_K's 4 vectors in registers, q2_K's loaded as needed.) */
+static inline __m128i k16x8_pair(const __m256i v[4], const uint8_t *sc, int p, int three)
 {
-	const __m128i pair = _mm_loadu_si128((const __m128i *)(v + 16 * (g / 2)));
+	return three ? q4_Kx8_half(v[p / 2], p % 2) : _mm_loadu_si128((const __m128i *)(sc + 16 * p));
+}
+
+/* Group g's 8 row scales as q4_Kx8_scale's multiplier: bytes g % 2,
+ * 2 + g % 2, .. of the 16 of its pair: q3_K's fields − 32, or q2_K's low
+ * nibbles. */
+static inline __m256i k16x8_scale(const __m256i v[4], const uint8_t *sc, int g, int three)
+{
+	const __m128i pair = k16x8_pair(v, sc, g / 2, three);
 	const char h = (char)(g % 2);
 #ifdef GROUP_DPBUSD
 	const __m128i pick = _mm_setr_epi8(h, 2 + h, 4 + h, 6 + h, 8 + h, 10 + h, 12 + h, 14 + h, -1, -1, -1, -1, -1, -1,
@@ -340,12 +348,12 @@ static inline __m256i k16x8_scale(const uint8_t v[128], int g, int three)
 
 /* Σ_g v_g·Σx_g in row r's lane, v_g row r's field of group g in v (pairs,
  * prepared.h): q3_K's scales − 32, or q2_K's mins (the high nibbles). */
-static inline __m256i k16x8_pair_sums(const uint8_t v[128], int three, const int16_t bsums[16])
+static inline __m256i k16x8_pair_sums(const __m256i v[4], const uint8_t *sc, int three, const int16_t bsums[16])
 {
 	__m256i sum = _mm256_setzero_si256();
 
 	for (int p = 0; p < 8; p++) {
-		const __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(v + 16 * p)));
+		const __m256i b = _mm256_cvtepu8_epi16(k16x8_pair(v, sc, p, three));
 		const __m256i f = three ? _mm256_sub_epi16(b, _mm256_set1_epi16(32)) : _mm256_srli_epi16(b, 4);
 		int32_t x;
 
@@ -355,20 +363,12 @@ static inline __m256i k16x8_pair_sums(const uint8_t v[128], int three, const int
 	return sum;
 }
 
-/* A unit's 128 scale bytes in prepared.h's pair order: q2_Kx8's own, or
- * q3_Kx8's fields decoded (as q4_Kx8's) into buf. */
-static inline const uint8_t *k16x8_scales(const void *unit, int three, uint8_t buf[128])
+/* q3_Kx8's 128 scale fields (prepared.h's pair order, 32 a vector),
+ * decoded as q4_Kx8's. */
+static inline void q3_Kx8_scales(const struct cpu_q3_Kx8 *u, __m256i v[4])
 {
-	const struct cpu_q3_Kx8 *u = unit;
-	__m256i v[4];
-
-	if (!three)
-		return ((const struct cpu_q2_Kx8 *)unit)->scales[0][0];
 	v[0] = q4_Kx8_fields(u->scales_lo[0], u->scales_hi[0], &v[1]);
 	v[2] = q4_Kx8_fields(u->scales_lo[1], u->scales_hi[1], &v[3]);
-	for (int k = 0; k < 4; k++)
-		_mm256_storeu_si256((__m256i *)(buf + 32 * k), v[k]);
-	return buf;
 }
 
 /* cpu_dot_group_fn's body for q2_Kx8 (three 0) or q3_Kx8 (three 1) and
@@ -386,13 +386,15 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 	for (int64_t b = 0; b < nb; b++) {
 		const char *ub = (const char *)w + b * unit, *ahead = ub + GROUP_PREFETCH_AHEAD;
 		const struct cpu_q3_Kx8 *u3 = (const struct cpu_q3_Kx8 *)ub;
-		const uint8_t (*qs)[CPU_GROUP_ROWS][4] = three ? u3->qs : ((const struct cpu_q2_Kx8 *)ub)->qs;
-		__m256i isum[CPU_GROUP_X_ROWS];
-		uint8_t buf[128];
-		const uint8_t *sv = k16x8_scales(ub, three, buf);
+		const struct cpu_q2_Kx8 *u2 = (const struct cpu_q2_Kx8 *)ub;
+		const uint8_t (*qs)[CPU_GROUP_ROWS][4] = three ? u3->qs : u2->qs;
+		const uint8_t *sc = u2->scales[0][0];
+		__m256i isum[CPU_GROUP_X_ROWS], sv[4];
 
 		for (size_t l = 0; l < unit; l += 64)
 			_mm_prefetch(ahead + l, _MM_HINT_T0);
+		if (three)
+			q3_Kx8_scales(u3, sv);
 		for (int t = 0; t < xrows; t++)
 			isum[t] = _mm256_setzero_si256();
 #pragma GCC unroll 2
@@ -422,7 +424,7 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 				}
 #pragma GCC unroll 4
 				for (int s = 0; s < 4; s++) {
-					const __m256i scale = k16x8_scale(sv, 8 * h + 2 * s + q, three);
+					const __m256i scale = k16x8_scale(sv, sc, 8 * h + 2 * s + q, three);
 
 					for (int t = 0; t < xrows; t++)
 						isum[t] = _mm256_add_epi32(isum[t], q4_Kx8_scaled(ss[t][s], scale));
@@ -435,12 +437,12 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 			const __m256 dx = _mm256_set1_ps(xb->d);
 
 			if (three) /* Σ (v − 32)·(u − 4)·x */
-				isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(k16x8_pair_sums(sv, 1, xb->bsums), 2));
+				isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(k16x8_pair_sums(sv, sc, 1, xb->bsums), 2));
 			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, dx), acc[t]);
 			if (!three) {
-				const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const struct cpu_q2_Kx8 *)ub)->dmin));
+				const __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)u2->dmin));
 
-				acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(k16x8_pair_sums(sv, 0, xb->bsums)),
+				acc[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(k16x8_pair_sums(sv, sc, 0, xb->bsums)),
 							  _mm256_mul_ps(dm, dx), acc[t]);
 			}
 		}
