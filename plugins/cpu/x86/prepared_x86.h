@@ -310,9 +310,10 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
  * with the activation's 4 matching bytes broadcast; after the 4 chunks a
  * group's sums are whole (8 · 7 · 128 < 2^15 in vpmaddubsw's i16) and one
  * vpmaddwd (vpmulld) by its 8 rows' scales adds them to the rows' lanes.
- * Per block: the 128 scales in 4 loads (q3_K's fields decoded as
- * q4_Kx8's), and Σ_g v_g·Σx_g of q2_K's mins or of q3_K's scales (its
- * offset 4) by 8 vpmaddwd of group pairs with q8_K's sums of 16. */
+ * Per block: q3_K's 128 scale fields decoded as q4_Kx8's (q2_K's bytes
+ * are read as they are), and Σ_g v_g·Σx_g of q2_K's mins or of q3_K's
+ * scales (its offset 4) by 8 vpmaddwd of group pairs with q8_K's sums of
+ * 16. */
 
 /* The 16 bytes of pair p of a unit's scales (prepared.h's order): q3_K's
  * fields decoded in v, or q2_K's own at sc. (Each kept where it was
