@@ -46,6 +46,10 @@ AVX2_DECLARE_QGEMM_NARROW(3)
  * for each dtype of CPU_QGEMM_ISC_FORMATS */
 #define AVX2_DECLARE_QGEMM_ISC(t, T, sb, has_min, j, shift) AVX2_DECLARE_QGEMM(avx2_qgemm_u8_4x16_isc_##t)
 CPU_QGEMM_ISC_FORMATS(AVX2_DECLARE_QGEMM_ISC)
+/* ... and avx2_qgemm_s8_4x16_isc_<t> on the signed packing, for each dtype of
+ * CPU_QGEMM_ISC_SIGNED_FORMATS */
+#define AVX2_DECLARE_QGEMM_ISC_SIGNED(t, T, sb) AVX2_DECLARE_QGEMM(avx2_qgemm_s8_4x16_isc_##t)
+CPU_QGEMM_ISC_SIGNED_FORMATS(AVX2_DECLARE_QGEMM_ISC_SIGNED)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb32_min)
 AVX2_DECLARE_QGEMM(avxvnni_qgemm_u8_4x16_sb16)

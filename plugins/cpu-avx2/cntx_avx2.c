@@ -110,6 +110,7 @@
 #define AVX2_QGEMM_PACKERS { CPU_QGEMM_ISA_PACKERS(AVX2_QGEMM_PACK_ENTRY) }
 #define AVX2_QGEMM_PACK_ISC_ENTRY(t, T, sb, has_min, j, shift) CPU_QGEMM_ISC_PACKER_ENTRY(avx2, t, T)
 #define AVX2_QGEMM_ISC_ENTRY(t, T, sb, has_min, j, shift) [GLLMK_##T] = avx2_qgemm_u8_4x16_isc_##t,
+#define AVX2_QGEMM_ISC_SIGNED_ENTRY(t, T, sb) [GLLMK_##T] = avx2_qgemm_s8_4x16_isc_##t,
 
 /* The 32-element formats pair with q8_0 activations (iq4_xs with q8_K). */
 const struct cpu_cntx avx2_cntx = {
@@ -138,9 +139,11 @@ const struct cpu_cntx avx2_cntx = {
 	 * trick, pairs summed in i16 (qgemm_avx2.c). */
 	.qgemm.ukernel_narrow = { AVX2_QGEMM_NARROW(0), AVX2_QGEMM_NARROW(1), AVX2_QGEMM_NARROW(2),
 				  AVX2_QGEMM_NARROW(3) },
-	/* ... and the K-quants in the isc mode: their integer scales in the
-	 * widening vpmaddwd, one conversion per 256 (qgemm_avx2.c). */
-	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(AVX2_QGEMM_ISC_ENTRY) },
+	/* ... and the K-quants and iq4_xs in the isc mode: their integer
+	 * scales in the widening vpmaddwd, one conversion per 256
+	 * (qgemm_avx2.c; iq4_xs on the signed packing). */
+	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(AVX2_QGEMM_ISC_ENTRY)
+				CPU_QGEMM_ISC_SIGNED_FORMATS(AVX2_QGEMM_ISC_SIGNED_ENTRY) },
 	.qgemm.pack_b = AVX2_QGEMM_PACKERS,
 	.qgemm.pack_b_isc = { CPU_QGEMM_ISC_FORMATS(AVX2_QGEMM_PACK_ISC_ENTRY) },
 	/* Where that GEMM overtakes the vec_dot rows (SPEC/CPU.md "Small M"),

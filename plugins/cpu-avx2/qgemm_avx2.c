@@ -60,13 +60,15 @@ static inline __attribute__((always_inline)) void keep_chain(__m256i *v)
 
 /* dot[r][h] += the integer dots of 4 bytes of K: the weights' 16 rows
  * (bg: 2 × 32 bytes, rows 8h .. 8h + 7) against activation row r's 4 bytes
- * (ag + 4r). */
+ * (ag + 4r); without VNNI each i16 pair sum times the lane's i16 of wsc[h]
+ * (1, or the isc mode's sub-block scales). */
 static inline __attribute__((always_inline)) void dot_group(__m256i dot[MR][2], const uint8_t *bg,
-							    const uint8_t *ag)
+							    const uint8_t *ag, const __m256i wsc[2])
 {
 	const __m256i w0 = _mm256_loadu_si256((const __m256i *)bg);
 	const __m256i w1 = _mm256_loadu_si256((const __m256i *)(bg + 32));
 #ifdef AVX2_VNNI
+	(void)wsc;
 	for (int r = 0; r < MR; r++) {
 		const __m256i x = _mm256_set1_epi32(*(const i32_alias *)(ag + 4 * r));
 
@@ -75,7 +77,6 @@ static inline __attribute__((always_inline)) void dot_group(__m256i dot[MR][2], 
 	}
 #else
 	/* |w| · (sign(w)·x): the header's argument against saturation */
-	const __m256i ones = _mm256_set1_epi16(1);
 	const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
 
 	for (int r = 0; r < MR; r++) {
@@ -83,8 +84,8 @@ static inline __attribute__((always_inline)) void dot_group(__m256i dot[MR][2], 
 		const __m256i p0 = _mm256_maddubs_epi16(a0, _mm256_sign_epi8(x, w0));
 		const __m256i p1 = _mm256_maddubs_epi16(a1, _mm256_sign_epi8(x, w1));
 
-		dot[r][0] = _mm256_add_epi32(dot[r][0], _mm256_madd_epi16(p0, ones));
-		dot[r][1] = _mm256_add_epi32(dot[r][1], _mm256_madd_epi16(p1, ones));
+		dot[r][0] = _mm256_add_epi32(dot[r][0], _mm256_madd_epi16(p0, wsc[0]));
+		dot[r][1] = _mm256_add_epi32(dot[r][1], _mm256_madd_epi16(p1, wsc[1]));
 		keep_chain(&dot[r][0]);
 		keep_chain(&dot[r][1]);
 	}
@@ -95,6 +96,7 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 							     float *c, int64_t ldc, int accumulate, const int sb,
 							     const int has_min)
 {
+	const __m256i ones[2] = { _mm256_set1_epi16(1), _mm256_set1_epi16(1) };
 	__m256 acc[MR][2];
 
 	for (int r = 0; r < MR; r++)
@@ -108,7 +110,7 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 		for (int r = 0; r < MR; r++)
 			dot[r][0] = dot[r][1] = has_min ? _mm256_setzero_si256() : _mm256_set1_epi32(xo[r]);
 		for (int g = 0; g < sb / 4; g++)
-			dot_group(dot, b + 4 * NR * g, a + 4 * MR * g);
+			dot_group(dot, b + 4 * NR * g, a + 4 * MR * g, ones);
 		for (int r = 0; r < MR; r++)
 			for (int h = 0; h < 2; h++) {
 				const __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][h]), _mm256_set1_ps(xs[r]));
@@ -294,6 +296,63 @@ static inline __attribute__((always_inline)) void isc_pass(int64_t nsb, const ui
 		_mm256_storeu_ps(cr, accumulate ? _mm256_add_ps(acc[r], _mm256_loadu_ps(cr)) : acc[r]);
 	}
 }
+
+/* The isc mode on the signed packing (CPU_QGEMM_ISC_SIGNED_FORMATS: u
+ * up to 255, no min): qgemm_body's sign trick, but the vpmaddwd that widens
+ * each group's i16 pair sums multiplies them by the sub-block's integer
+ * scale (its slot's (sc, sc) lanes) instead of 1, and the int32 sums
+ * become f32 once per 256: acc += xs·d·dot. Where qgemm_body converts,
+ * scales and adds per sub-block and row, this drops 8 conversions, 8
+ * multiplies, 8 FMAs and the xs broadcasts a sub-block: 1.17x its speed on
+ * one Zen 3 core in L1 (BENCHMARKS.md "Session 25"). Bounds: a pair sum
+ * |p| ≤ 2·127·127 (iq4's |T| ≤ 127), times |sc| ≤ 32, two a lane, 64 groups
+ * a 256: 64·2·32258·32 < 2^28. */
+static inline __attribute__((always_inline)) void isc_signed_body(int64_t nsb, const uint8_t *a, const uint8_t *b,
+								  float *c, int64_t ldc, int accumulate, const int sb)
+{
+	const int nsub = QK_K / sb;
+	const uint8_t *tr = b + nsb * B_SB_BYTES(sb, 0); /* per 256: d[16] f16 (CPU_QGEMM_ISC_D) */
+	__m256 acc[MR][2];
+
+	for (int r = 0; r < MR; r++)
+		acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+	for (int64_t s0 = 0; s0 < nsb; s0 += nsub, tr += CPU_QGEMM_ISC_TRAILER(sb)) {
+		const f32_alias *xs = (const f32_alias *)(a + s0 * A_SB_BYTES(sb) + sb * MR);
+		__m256i dot[MR][2];
+
+		for (int r = 0; r < MR; r++)
+			dot[r][0] = dot[r][1] = _mm256_setzero_si256();
+		for (int64_t s = s0; s < s0 + nsub; s++) {
+			const uint8_t *as = a + s * A_SB_BYTES(sb), *bs = b + s * B_SB_BYTES(sb, 0);
+			const __m256i sc[2] = { _mm256_loadu_si256((const __m256i *)(bs + NR * sb)),
+						_mm256_loadu_si256((const __m256i *)(bs + NR * sb + 32)) };
+
+			for (int g = 0; g < sb / 4; g++)
+				dot_group(dot, bs + 4 * NR * g, as + 4 * MR * g, sc);
+		}
+		for (int h = 0; h < 2; h++) {
+			const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(tr + CPU_QGEMM_ISC_D + 16 * h)));
+
+			for (int r = 0; r < MR; r++)
+				acc[r][h] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][h]), d),
+							    _mm256_set1_ps(xs[r]), acc[r][h]);
+		}
+	}
+	for (int r = 0; r < MR; r++)
+		for (int h = 0; h < 2; h++) {
+			float *cr = c + r * ldc + 8 * h;
+
+			_mm256_storeu_ps(cr, accumulate ? _mm256_add_ps(acc[r][h], _mm256_loadu_ps(cr)) : acc[r][h]);
+		}
+}
+
+#define ISC_SIGNED_UKERNEL(t, T, sb)                                                                          \
+	void avx2_qgemm_s8_4x16_isc_##t(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc,      \
+					 int accumulate)                                                       \
+	{                                                                                                     \
+		isc_signed_body(nsb, a, b, c, ldc, accumulate, sb);                                           \
+	}
+CPU_QGEMM_ISC_SIGNED_FORMATS(ISC_SIGNED_UKERNEL)
 
 /* A format's isc microkernel: sb, a min, narrow class j (u ≤ 2^(4+j) − 1),
  * and without a min log2 c (CPU_QGEMM_ISC_FORMATS). */

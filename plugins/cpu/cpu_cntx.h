@@ -178,7 +178,9 @@ struct cpu_qgemm_kernels {
 	cpu_qgemm_ukernel_fn ukernel_narrow[4][2][2];
 	/* Optional, per weight dtype (NULL: the above): the isc mode's
 	 * microkernel (gemm/qgemm.h) for a dtype whose format has isc
-	 * integers, on the unsigned packing; before ukernel_narrow. */
+	 * integers, on the unsigned packing (the signed one for
+	 * CPU_QGEMM_ISC_SIGNED_FORMATS, whose u exceed 127); before
+	 * ukernel_narrow. */
 	cpu_qgemm_ukernel_fn ukernel_isc[GLLMK_DTYPE_LIMIT];
 	/* Optional, per weight dtype (NULL: the framework's packer) */
 	cpu_qgemm_pack_fn pack_b[GLLMK_DTYPE_LIMIT];

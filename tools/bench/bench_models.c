@@ -18,6 +18,12 @@
  * largest matrix) that follows the previous call's, wrapping at its end. The output matrix runs
  * at M = 1 only: a prefill computes logits for its last token alone.
  *
+ * Where the plugin prepares a dtype (gllmk_weights_prepare), each M = 1
+ * row has a twin on prepared copies of the same slices ("... prepared"),
+ * and a third sum, "decode step M=1 prepared", takes each matrix prepared
+ * where it could be and in the file's layout where not: the step as
+ * gllmk-run runs it.
+ *
  * --models picks the models run at M = 1 (default both), --prefill those
  * also run at M = 512 (default 1b: the 8B layer costs 4× the 1B one, too
  * slow on cpu-generic for a default run). --smoke shrinks every dimension.
@@ -149,11 +155,68 @@ static uint64_t rotation_bytes(const struct bench *b, uint64_t largest)
 	return want > largest ? want : largest;
 }
 
-/* What one matrix measured: seconds per call at M = 1 and M = big. */
+/* What one matrix measured: seconds per call at M = 1 (the file's layout
+ * and, where the plugin prepares the dtype, prepared) and at M = big. */
 struct measured {
-	bool m1, big;
-	struct bench_stats s1, sbig;
+	bool m1, m1p, big;
+	struct bench_stats s1, s1p, sbig;
 };
+
+/* The prepared copies (gllmk_weights_prepare, as gllmk-run makes them at
+ * load) of every slice of one matrix in the rotation buffer; a call reads
+ * the copy after the previous call's, so the copies stream from DRAM too. */
+struct prep_call {
+	gllmk_context *ctx;
+	gllmk_tensor y, x;
+	gllmk_dtype t;
+	int64_t shape[2];
+	gllmk_buffer **copy;
+	int64_t n;
+};
+
+static gllmk_status prep_run(void *arg, int rep)
+{
+	struct prep_call *c = arg;
+	const gllmk_tensor w = gllmk_tensor_make(c->copy[rep % c->n], 0, c->t, 2, c->shape);
+
+	return gllmk_matmul(c->ctx, &c->y, &c->x, &w, NULL);
+}
+
+static void free_copies(struct prep_call *c)
+{
+	for (int64_t i = 0; i < c->n; i++)
+		gllmk_buffer_free(c->copy[i]);
+	free(c->copy);
+}
+
+/* Times matrix mat of bw prepared at M = 1: GLLMK_E_UNSUPPORTED (no row)
+ * when the plugin keeps the dtype in the file's layout. */
+static gllmk_status time_prepared(struct bench *b, gllmk_buffer *bw, uint64_t wbytes, uint64_t buf_bytes,
+				  gllmk_buffer *bx, gllmk_buffer *by, gllmk_dtype t, const struct matrix *mat,
+				  struct bench_stats *st)
+{
+	struct prep_call c = {
+		.ctx = b->ctx,
+		.y = tensor2(by, GLLMK_F32, 1, mat->n),
+		.x = tensor2(bx, GLLMK_F32, 1, mat->k),
+		.t = t,
+		.shape = { mat->n, mat->k },
+		.copy = calloc((size_t)(buf_bytes / wbytes), sizeof(gllmk_buffer *)),
+	};
+	gllmk_status s = c.copy ? GLLMK_OK : GLLMK_E_NO_MEMORY;
+
+	for (int64_t i = 0; s == GLLMK_OK && i < (int64_t)(buf_bytes / wbytes); i++) {
+		gllmk_tensor w = tensor2(bw, t, mat->n, mat->k);
+
+		w.offset = (uint64_t)i * wbytes;
+		s = gllmk_weights_prepare(b->ctx, &w, &c.copy[i]);
+		c.n += s == GLLMK_OK;
+	}
+	if (s == GLLMK_OK)
+		s = bench_time(b, prep_run, &c, st);
+	free_copies(&c);
+	return s;
+}
 
 static gllmk_status time_matmul(struct bench *b, gllmk_buffer *bw, uint64_t wbytes, uint64_t buf_bytes,
 				uint64_t *cursor, gllmk_buffer *bx, gllmk_buffer *by, gllmk_dtype t, int m,
@@ -172,10 +235,11 @@ static gllmk_status time_matmul(struct bench *b, gllmk_buffer *bw, uint64_t wbyt
 	return bench_time(b, mm_run, &c, st);
 }
 
-static void matrix_name(char *out, size_t len, const struct model *md, gllmk_dtype t, const struct matrix *mat, int m)
+static void matrix_name(char *out, size_t len, const struct model *md, gllmk_dtype t, const struct matrix *mat, int m,
+			const char *suffix)
 {
-	snprintf(out, len, "model %s %s %s M=%d N=%lld K=%lld", md->tag, gllmk_dtype_name(t), mat->role, m,
-		 (long long)mat->n, (long long)mat->k);
+	snprintf(out, len, "model %s %s %s M=%d N=%lld K=%lld%s", md->tag, gllmk_dtype_name(t), mat->role, m,
+		 (long long)mat->n, (long long)mat->k, suffix);
 }
 
 /* One model's run: its activations and outputs (allocated when a first case
@@ -217,7 +281,134 @@ static gllmk_status model_buffers(struct bench *b, struct model_run *mr)
 	return st;
 }
 
-/* Every matrix of one model in one dtype, then the two sums. */
+/* Matrix i's M = 1 row: in the file's layout (prepared false) or
+ * prepared, where the plugin prepares the dtype (else no row). */
+static void row_m1(struct bench *b, const struct model *md, gllmk_dtype t, const struct matrix *mat,
+		   uint64_t wbytes, uint64_t buf_bytes, uint64_t *cursor, gllmk_buffer *bw, gllmk_buffer *bx,
+		   gllmk_buffer *by, bool prepared, struct measured *got)
+{
+	struct bench_stats *s = prepared ? &got->s1p : &got->s1;
+	char name[96];
+	gllmk_status st;
+	struct bench_result *r;
+
+	matrix_name(name, sizeof(name), md, t, mat, 1, prepared ? " prepared" : "");
+	st = prepared ? time_prepared(b, bw, wbytes, buf_bytes, bx, by, t, mat, s) :
+			time_matmul(b, bw, wbytes, buf_bytes, cursor, bx, by, t, 1, mat, s);
+	if (prepared && st == GLLMK_E_UNSUPPORTED)
+		return;
+	if (st != GLLMK_OK) {
+		bench_fail(b, name, st);
+	} else if ((r = bench_add(b, "GB/s", BENCH_LIMIT_DRAM, "%s", name))) {
+		*(prepared ? &got->m1p : &got->m1) = true;
+		bench_rate(r, s, (double)wbytes / 1e9);
+		snprintf(r->note, sizeof(r->note), "weight bytes; %.1f us/call, %.2f GFLOP/s; %.1f MiB slices of a %.1f MiB buffer",
+			 s->median * 1e6, 2.0 * mat->n * mat->k / 1e9 / s->median, (double)wbytes / BENCH_MiB,
+			 (double)buf_bytes / BENCH_MiB);
+		bench_finish_result(b, r);
+	}
+}
+
+/* Matrix i's M = big row, against the plugin's f32 sgemm. */
+static void row_big(struct bench *b, const struct model *md, gllmk_dtype t, const struct matrix *mat, int big,
+		    uint64_t wbytes, uint64_t buf_bytes, uint64_t *cursor, gllmk_buffer *bw, gllmk_buffer *bx,
+		    gllmk_buffer *by, double sgemm, struct measured *got)
+{
+	char name[96];
+	gllmk_status st;
+	struct bench_result *r;
+
+	matrix_name(name, sizeof(name), md, t, mat, big, "");
+	st = time_matmul(b, bw, wbytes, buf_bytes, cursor, bx, by, t, big, mat, &got->sbig);
+	if (st != GLLMK_OK) {
+		bench_fail(b, name, st);
+	} else if ((r = bench_add(b, "GFLOP/s", BENCH_LIMIT_PEAK, "%s", name))) {
+		got->big = true;
+		bench_rate(r, &got->sbig, 2.0 * mat->n * mat->k / 1e9 * big);
+		if (sgemm > 0) {
+			r->ratio_sgemm = r->median / sgemm;
+			snprintf(r->note, sizeof(r->note), "%.2fx the f32 sgemm (%.1f GFLOP/s)", r->ratio_sgemm, sgemm);
+		}
+		bench_finish_result(b, r);
+	}
+}
+
+/* The decode step: every matrix as often as a step runs it, in the file's
+ * layout, or (prepared) prepared where the plugin prepares it and in the
+ * file's layout where not, as gllmk-run runs a step; the prepared sum only
+ * when some matrix was. */
+static void step_sum(struct bench *b, const struct model *md, const struct matrix mat[N_MATS],
+		     const uint64_t wbytes[N_MATS], const struct measured got[N_MATS], bool prepared, const char *step)
+{
+	double bytes = 0, t_med = 0, t_min = 0, t_max = 0;
+	int reps = 1 << 30;
+	bool all = true, some = !prepared;
+	struct bench_result *r;
+
+	for (int i = 0; i < N_MATS; i++) {
+		const double times = mat[i].per_layer ? (double)mat[i].per_layer * md->layers : 1.0;
+		const bool p = prepared && got[i].m1p;
+		const struct bench_stats *s = p ? &got[i].s1p : &got[i].s1;
+
+		all &= got[i].m1;
+		some |= p;
+		if (!got[i].m1)
+			continue;
+		bytes += times * (double)wbytes[i];
+		t_med += times * s->median;
+		t_min += times * s->min;
+		t_max += times * s->max;
+		reps = s->reps < reps ? s->reps : reps;
+	}
+	if (all && some && (r = bench_add(b, "GB/s", BENCH_LIMIT_DRAM, "%s", step))) {
+		const struct bench_stats sum = { .median = t_med, .min = t_min, .max = t_max, .reps = reps };
+
+		bench_rate(r, &sum, bytes / 1e9);
+		r->tokens_per_s = 1.0 / t_med;
+		snprintf(r->note, sizeof(r->note), "%d layers + output: %.0f MiB in %.2f ms = %.1f tok/s; %.1f tok/s at the memory limit",
+			 md->layers, bytes / BENCH_MiB, t_med * 1e3, r->tokens_per_s,
+			 bench_memory_limit(&b->lim) > 0 ? bench_memory_limit(&b->lim) * 1e9 / bytes : NAN);
+		bench_finish_result(b, r);
+	}
+}
+
+/* One layer of a prefill: the layer's matrices at M = big. */
+static void layer_sum(struct bench *b, const struct matrix mat[N_MATS], const struct measured got[N_MATS], int big,
+		      double sgemm, const char *layer)
+{
+	double gflop = 0, t_med = 0, t_min = 0, t_max = 0;
+	int reps = 1 << 30;
+	bool all = true;
+	struct bench_result *r;
+
+	for (int i = 0; i < N_MATS; i++) {
+		if (!mat[i].per_layer)
+			continue;
+		all &= got[i].big;
+		if (!got[i].big)
+			continue;
+		gflop += mat[i].per_layer * 2.0 * big * mat[i].n * mat[i].k / 1e9;
+		t_med += mat[i].per_layer * got[i].sbig.median;
+		t_min += mat[i].per_layer * got[i].sbig.min;
+		t_max += mat[i].per_layer * got[i].sbig.max;
+		reps = got[i].sbig.reps < reps ? got[i].sbig.reps : reps;
+	}
+	if (all && (r = bench_add(b, "GFLOP/s", BENCH_LIMIT_PEAK, "%s", layer))) {
+		const struct bench_stats sum = { .median = t_med, .min = t_min, .max = t_max, .reps = reps };
+
+		bench_rate(r, &sum, gflop);
+		snprintf(r->note, sizeof(r->note), "7 matrices: %.1f GFLOP in %.1f ms", gflop, t_med * 1e3);
+		if (sgemm > 0) {
+			size_t len = strlen(r->note);
+
+			r->ratio_sgemm = r->median / sgemm;
+			snprintf(r->note + len, sizeof(r->note) - len, "; %.2fx the f32 sgemm", r->ratio_sgemm);
+		}
+		bench_finish_result(b, r);
+	}
+}
+
+/* Every matrix of one model in one dtype, then the sums. */
 static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 {
 	const struct model *md = mr->md;
@@ -225,24 +416,23 @@ static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 	struct matrix mat[N_MATS];
 	struct measured got[N_MATS] = { 0 };
 	bool want1[N_MATS], want_big[N_MATS], any = false, step_sel, layer_sel;
-	char name[96], step[96], layer[96];
+	char name[96], step[96], step_p[96], layer[96];
 	uint64_t wbytes[N_MATS], largest = 0, buf_bytes, cursor = 0;
-	gllmk_buffer *bw, *bx, *by;
+	gllmk_buffer *bw;
 	gllmk_status st;
-	struct bench_result *r;
-	double sgemm;
 
 	model_matrices(md, mat);
 	snprintf(step, sizeof(step), "model %s %s decode step M=1", md->tag, gllmk_dtype_name(t));
+	snprintf(step_p, sizeof(step_p), "model %s %s decode step M=1 prepared", md->tag, gllmk_dtype_name(t));
 	snprintf(layer, sizeof(layer), "model %s %s prefill layer M=%d", md->tag, gllmk_dtype_name(t), big);
-	step_sel = mr->m1 && bench_selected(b, step);
+	step_sel = mr->m1 && (bench_selected(b, step) || bench_selected(b, step_p));
 	layer_sel = mr->prefill && bench_selected(b, layer);
 	for (int i = 0; i < N_MATS; i++) {
 		wbytes[i] = bench_matrix_bytes(t, mat[i].n, mat[i].k);
 		largest = wbytes[i] > largest ? wbytes[i] : largest;
-		matrix_name(name, sizeof(name), md, t, &mat[i], 1);
+		matrix_name(name, sizeof(name), md, t, &mat[i], 1, "");
 		want1[i] = mr->m1 && (step_sel || bench_selected(b, name));
-		matrix_name(name, sizeof(name), md, t, &mat[i], big);
+		matrix_name(name, sizeof(name), md, t, &mat[i], big, "");
 		want_big[i] = mr->prefill && mat[i].per_layer > 0 && (layer_sel || bench_selected(b, name));
 		any |= want1[i] || want_big[i];
 	}
@@ -253,9 +443,6 @@ static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 		bench_fail(b, md->name, st);
 		return;
 	}
-	bx = mr->bx;
-	by = mr->by;
-	sgemm = *mr->sgemm;
 	buf_bytes = rotation_bytes(b, largest);
 	bw = bench_random_buffer(b, t, buf_bytes, 40 + (uint64_t)t, &st);
 	if (!bw) {
@@ -263,104 +450,21 @@ static void model_dtype(struct bench *b, struct model_run *mr, gllmk_dtype t)
 		return;
 	}
 	for (int i = 0; i < N_MATS; i++) {
-		double gflop1 = 2.0 * mat[i].n * mat[i].k / 1e9, gflop = gflop1 * big;
-
 		if (want1[i]) {
-			matrix_name(name, sizeof(name), md, t, &mat[i], 1);
-			st = time_matmul(b, bw, wbytes[i], buf_bytes, &cursor, bx, by, t, 1, &mat[i], &got[i].s1);
-			if (st != GLLMK_OK) {
-				bench_fail(b, name, st);
-			} else if ((r = bench_add(b, "GB/s", BENCH_LIMIT_DRAM, "%s", name))) {
-				got[i].m1 = true;
-				bench_rate(r, &got[i].s1, (double)wbytes[i] / 1e9);
-				snprintf(r->note, sizeof(r->note),
-					 "weight bytes; %.1f us/call, %.2f GFLOP/s; %.1f MiB slices of a %.1f MiB buffer",
-					 got[i].s1.median * 1e6, gflop1 / got[i].s1.median, (double)wbytes[i] / BENCH_MiB,
-					 (double)buf_bytes / BENCH_MiB);
-				bench_finish_result(b, r);
-			}
+			row_m1(b, md, t, &mat[i], wbytes[i], buf_bytes, &cursor, bw, mr->bx, mr->by, false, &got[i]);
+			row_m1(b, md, t, &mat[i], wbytes[i], buf_bytes, &cursor, bw, mr->bx, mr->by, true, &got[i]);
 		}
-		if (want_big[i]) {
-			matrix_name(name, sizeof(name), md, t, &mat[i], big);
-			st = time_matmul(b, bw, wbytes[i], buf_bytes, &cursor, bx, by, t, big, &mat[i], &got[i].sbig);
-			if (st != GLLMK_OK) {
-				bench_fail(b, name, st);
-			} else if ((r = bench_add(b, "GFLOP/s", BENCH_LIMIT_PEAK, "%s", name))) {
-				got[i].big = true;
-				bench_rate(r, &got[i].sbig, gflop);
-				if (sgemm > 0) {
-					r->ratio_sgemm = r->median / sgemm;
-					snprintf(r->note, sizeof(r->note), "%.2fx the f32 sgemm (%.1f GFLOP/s)", r->ratio_sgemm,
-						 sgemm);
-				}
-				bench_finish_result(b, r);
-			}
-		}
+		if (want_big[i])
+			row_big(b, md, t, &mat[i], big, wbytes[i], buf_bytes, &cursor, bw, mr->bx, mr->by, *mr->sgemm,
+				&got[i]);
 	}
 	gllmk_buffer_free(bw);
-
-	/* The decode step: every matrix as often as a step runs it. */
 	if (step_sel) {
-		double bytes = 0, t_med = 0, t_min = 0, t_max = 0;
-		int reps = 1 << 30;
-		bool all = true;
-
-		for (int i = 0; i < N_MATS; i++) {
-			double times = mat[i].per_layer ? (double)mat[i].per_layer * md->layers : 1.0;
-
-			all &= got[i].m1;
-			if (!got[i].m1)
-				continue;
-			bytes += times * (double)wbytes[i];
-			t_med += times * got[i].s1.median;
-			t_min += times * got[i].s1.min;
-			t_max += times * got[i].s1.max;
-			reps = got[i].s1.reps < reps ? got[i].s1.reps : reps;
-		}
-		if (all && (r = bench_add(b, "GB/s", BENCH_LIMIT_DRAM, "%s", step))) {
-			struct bench_stats sum = { .median = t_med, .min = t_min, .max = t_max, .reps = reps };
-
-			bench_rate(r, &sum, bytes / 1e9);
-			r->tokens_per_s = 1.0 / t_med;
-			snprintf(r->note, sizeof(r->note),
-				 "%d layers + output: %.0f MiB in %.2f ms = %.1f tok/s; %.1f tok/s at the memory limit",
-				 md->layers, bytes / BENCH_MiB, t_med * 1e3, r->tokens_per_s,
-				 bench_memory_limit(&b->lim) > 0 ? bench_memory_limit(&b->lim) * 1e9 / bytes : NAN);
-			bench_finish_result(b, r);
-		}
+		step_sum(b, md, mat, wbytes, got, false, step);
+		step_sum(b, md, mat, wbytes, got, true, step_p);
 	}
-	/* One layer of a prefill: the layer's matrices at M = big. */
-	if (layer_sel) {
-		double gflop = 0, t_med = 0, t_min = 0, t_max = 0;
-		int reps = 1 << 30;
-		bool all = true;
-
-		for (int i = 0; i < N_MATS; i++) {
-			if (!mat[i].per_layer)
-				continue;
-			all &= got[i].big;
-			if (!got[i].big)
-				continue;
-			gflop += mat[i].per_layer * 2.0 * big * mat[i].n * mat[i].k / 1e9;
-			t_med += mat[i].per_layer * got[i].sbig.median;
-			t_min += mat[i].per_layer * got[i].sbig.min;
-			t_max += mat[i].per_layer * got[i].sbig.max;
-			reps = got[i].sbig.reps < reps ? got[i].sbig.reps : reps;
-		}
-		if (all && (r = bench_add(b, "GFLOP/s", BENCH_LIMIT_PEAK, "%s", layer))) {
-			struct bench_stats sum = { .median = t_med, .min = t_min, .max = t_max, .reps = reps };
-
-			bench_rate(r, &sum, gflop);
-			snprintf(r->note, sizeof(r->note), "7 matrices: %.1f GFLOP in %.1f ms", gflop, t_med * 1e3);
-			if (sgemm > 0) {
-				size_t len = strlen(r->note);
-
-				r->ratio_sgemm = r->median / sgemm;
-				snprintf(r->note + len, sizeof(r->note) - len, "; %.2fx the f32 sgemm", r->ratio_sgemm);
-			}
-			bench_finish_result(b, r);
-		}
-	}
+	if (layer_sel)
+		layer_sum(b, mat, got, big, *mr->sgemm, layer);
 }
 
 void bench_cases_models(struct bench *b)

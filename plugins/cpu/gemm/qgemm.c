@@ -279,7 +279,7 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 	if (r.isc) {
 		r.xs256 = 0;
 		r.ukernel = s->k->qgemm.ukernel_isc[g->w_dtype];
-		r.w_bias = 0;
+		r.w_bias = r.f->umax > 127 ? r.f->c : 0; /* CPU_QGEMM_ISC_SIGNED_FORMATS */
 		r.b_256_bytes = CPU_QGEMM_ISC_TRAILER(r.sb);
 	}
 	select_narrow(&r);

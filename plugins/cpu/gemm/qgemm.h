@@ -54,6 +54,9 @@
  * bits; dmin 0 without a min), then per pair of sub-blocks 16 lanes
  * (k_2j, k_2j+1) of i16, k being m with a min and sc without: one
  * vpmaddwd per pair and row against xo gives Σ k·Σxq.
+ * iq4_xs has isc integers too (sc = ls − 32 under d), but its u reach 255:
+ * its isc microkernels (CPU_QGEMM_ISC_SIGNED_FORMATS) take the signed
+ * packing, u − c, so the c term is gone and the k pairs are never read.
  */
 #ifndef GLLMK_CPU_QGEMM_H
 #define GLLMK_CPU_QGEMM_H
@@ -116,6 +119,9 @@ void cpu_qgemm_pack_b(int32_t t, int w_bias, const void *w, int64_t row_bytes, i
 #define CPU_QGEMM_ISC_FORMATS(X) \
 	X(q2_K, Q2_K, 16, 1, 0, 0) X(q3_K, Q3_K, 16, 0, 0, 2) X(q4_K, Q4_K, 32, 1, 0, 0) X(q5_K, Q5_K, 32, 1, 1, 0) \
 	X(q6_K, Q6_K, 16, 0, 2, 5)
+/* X(dtype, DTYPE, sub-block) for every dtype whose isc integers come with
+ * u above 127 (no min): the isc mode on the signed packing (above). */
+#define CPU_QGEMM_ISC_SIGNED_FORMATS(X) X(iq4_xs, IQ4_XS, 32)
 void cpu_qgemm_isc_scales(int32_t t, const void *w, int64_t row_bytes, int64_t rows, int64_t kc, void *dst);
 
 struct cpu_qgemm {

@@ -361,7 +361,7 @@ static const struct cpu_qgemm_format qgemm_formats[GLLMK_DTYPE_LIMIT] = {
 	[GLLMK_Q4_K] = { .sb = 32, .has_min = 1, .umax = 15, .decode = decode_q4_K, .isc = qgemm_isc_q4_K },
 	[GLLMK_Q5_K] = { .sb = 32, .has_min = 1, .umax = 31, .decode = decode_q5_K, .isc = qgemm_isc_q5_K },
 	[GLLMK_Q6_K] = { .sb = 16, .c = 32, .umax = 63, .decode = decode_q6_K, .isc = qgemm_isc_q6_K },
-	[GLLMK_IQ4_XS] = FORMAT(32, 128, 255, iq4_xs),
+	[GLLMK_IQ4_XS] = { .sb = 32, .c = 128, .umax = 255, .decode = decode_iq4_xs, .isc = qgemm_isc_iq4_xs },
 	[GLLMK_MXFP4] = FORMAT(32, 12, 24, mxfp4),
 	[GLLMK_TQ1_0] = FORMAT(32, 1, 2, tq1_0),
 	[GLLMK_TQ2_0] = FORMAT(32, 1, 3, tq2_0),

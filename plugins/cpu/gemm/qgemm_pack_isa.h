@@ -165,6 +165,22 @@ static inline void qgemm_isc_q6_K(const void *block, int16_t *sc, int16_t *k, ui
 	*dmin = 0;
 }
 
+/* iq4_xs: the 8 sub-blocks' ls − 32 (as qgemm_chunk_scales_iq4_xs reads
+ * them), k = sc. Its u reach 255, so its isc microkernels take the signed
+ * packing (gemm/qgemm.h, isc), where k is never read. */
+static inline void qgemm_isc_iq4_xs(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
+{
+	const struct block_iq4_xs *x = block;
+
+	for (int ib = 0; ib < QK_K / 32; ib++) {
+		const unsigned lo = (unsigned)x->scales_l[ib / 2] >> 4 * (ib % 2), hi = (unsigned)x->scales_h >> 2 * ib;
+
+		sc[ib] = k[ib] = (int16_t)((int)((lo & 0x0f) | (hi & 3) << 4) - 32);
+	}
+	*d = x->d;
+	*dmin = 0;
+}
+
 /* One 256 of a panel's rows, as the qgemm_isc_<t> write them. */
 struct qgemm_isc_ints {
 	int16_t sc[CPU_QGEMM_NR][16], k[CPU_QGEMM_NR][16];

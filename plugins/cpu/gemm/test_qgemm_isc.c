@@ -146,7 +146,8 @@ static int count_isc_formats(const char *who, size_t listed)
 /* CPU_QGEMM_ISC_FORMATS (the ISAs' compile-time copy) against
  * cpu_qgemm_format: every isc format listed once, with its sb, has_min,
  * narrow class (the least j with umax ≤ 2^(4+j) − 1) and, without a min,
- * c = 2^shift. */
+ * c = 2^shift; CPU_QGEMM_ISC_SIGNED_FORMATS's have no min and u above 127
+ * (class 4 here, c = 128: the signed packing's bias). */
 static int check_constants(void)
 {
 	struct listed {
@@ -155,8 +156,9 @@ static int check_constants(void)
 		int sb, has_min, j, shift;
 	};
 #define LISTED(t, T, sb, has_min, j, shift) { #t, GLLMK_##T, sb, has_min, j, shift },
-	static const struct listed list[] = { CPU_QGEMM_ISC_FORMATS(LISTED) };
-	int bad = count_isc_formats("CPU_QGEMM_ISC_FORMATS", sizeof(list) / sizeof(list[0]));
+#define SIGNED(t, T, sb) { #t, GLLMK_##T, sb, 0, 4, 7 },
+	static const struct listed list[] = { CPU_QGEMM_ISC_FORMATS(LISTED) CPU_QGEMM_ISC_SIGNED_FORMATS(SIGNED) };
+	int bad = count_isc_formats("CPU_QGEMM_ISC_FORMATS and _SIGNED_FORMATS", sizeof(list) / sizeof(list[0]));
 
 	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
 		const struct listed *l = &list[i];
@@ -180,7 +182,7 @@ int main(void)
 	static const struct isc_case cases[] = {
 		{ "q2_K", GLLMK_Q2_K, { 80, 82 } }, { "q3_K", GLLMK_Q3_K, { 108, -1 } },
 		{ "q4_K", GLLMK_Q4_K, { 0, 2 } },   { "q5_K", GLLMK_Q5_K, { 0, 2 } },
-		{ "q6_K", GLLMK_Q6_K, { 208, -1 } },
+		{ "q6_K", GLLMK_Q6_K, { 208, -1 } }, { "iq4_xs", GLLMK_IQ4_XS, { 0, -1 } },
 	};
 	static const int64_t rows[] = { 16, 7, 1 }, kcs[] = { 256, 512 };
 	int fails = count_isc_formats("the test", sizeof(cases) / sizeof(cases[0]));
