@@ -75,6 +75,8 @@
  * packers unsigned and given their integers by the framework's pass. */
 #define NEON_QGEMM_ISC_ENTRY(t, T, sb, has_min, j, shift) [GLLMK_##T] = neon_qgemm_u8_2x16_isc_##t,
 #define NEONDOT_QGEMM_ISC_ENTRY(t, T, sb, has_min, j, shift) [GLLMK_##T] = neondot_qgemm_u8_4x16_isc_##t,
+#define NEON_QGEMM_ISC_SIGNED_ENTRY(t, T, sb) [GLLMK_##T] = neon_qgemm_s8_2x16_isc_##t,
+#define NEONDOT_QGEMM_ISC_SIGNED_ENTRY(t, T, sb) [GLLMK_##T] = neondot_qgemm_s8_4x16_isc_##t,
 
 /* Every block format: { activation dtype, vec_dot, vec_dot_rows, dot_rows }.
  * Activations encoded to q8_0 (32-element formats) or q8_K (256-element
@@ -108,7 +110,8 @@ const struct cpu_cntx neon_cntx = {
 	 * packing: smull + sadalp. */
 	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_MR, 1, neon_qgemm_s8_2x16_sb32, neon_qgemm_s8_2x16_sb32_min,
 				   neon_qgemm_s8_2x16_sb16, neon_qgemm_s8_2x16_sb16_min),
-	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(NEON_QGEMM_ISC_ENTRY) },
+	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(NEON_QGEMM_ISC_ENTRY)
+				CPU_QGEMM_ISC_SIGNED_FORMATS(NEON_QGEMM_ISC_SIGNED_ENTRY) },
 	.qgemm.pack_b = NEON_QGEMM_PACKERS,
 };
 
@@ -147,6 +150,7 @@ const struct cpu_cntx neondot_cntx = {
 	/* sdot. */
 	.qgemm = CPU_QGEMM_KERNELS(NEON_QGEMM_DOT_MR, 1, neondot_qgemm_s8_4x16_sb32, neondot_qgemm_s8_4x16_sb32_min,
 				   neondot_qgemm_s8_4x16_sb16, neondot_qgemm_s8_4x16_sb16_min),
-	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(NEONDOT_QGEMM_ISC_ENTRY) },
+	.qgemm.ukernel_isc = { CPU_QGEMM_ISC_FORMATS(NEONDOT_QGEMM_ISC_ENTRY)
+				CPU_QGEMM_ISC_SIGNED_FORMATS(NEONDOT_QGEMM_ISC_SIGNED_ENTRY) },
 	.qgemm.pack_b = NEON_QGEMM_PACKERS,
 };

@@ -39,6 +39,11 @@ NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_sb16_min)
 #define NEON_DECLARE_QGEMM_ISC(t, T, sb, has_min, j, shift) \
 	NEON_DECLARE_QGEMM(neondot_qgemm_u8_4x16_isc_##t) NEON_DECLARE_QGEMM(neon_qgemm_u8_2x16_isc_##t)
 CPU_QGEMM_ISC_FORMATS(NEON_DECLARE_QGEMM_ISC)
+/* ... and those on the signed packing (CPU_QGEMM_ISC_SIGNED_FORMATS),
+ * neondot_qgemm_s8_4x16_isc_<t> and neon_qgemm_s8_2x16_isc_<t>. */
+#define NEON_DECLARE_QGEMM_ISC_SIGNED(t, T, sb) \
+	NEON_DECLARE_QGEMM(neondot_qgemm_s8_4x16_isc_##t) NEON_DECLARE_QGEMM(neon_qgemm_s8_2x16_isc_##t)
+CPU_QGEMM_ISC_SIGNED_FORMATS(NEON_DECLARE_QGEMM_ISC_SIGNED)
 
 /* qgemm_pack_neon.c: the int8 GEMM's B packers (cpu_qgemm_pack_fn),
  * neon_qgemm_pack_<dtype> for each dtype of CPU_QGEMM_ISA_PACKERS

@@ -140,7 +140,7 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
 
 /* The isc microkernels (cpu_qgemm_kernels.ukernel_isc; gemm/qgemm.h, isc):
  * the K-quants on the unsigned packing (u ≤ 63, so each byte is the same
- * s8 for sdot and smull), each sub-block's int32 dots multiplied by its
+ * s8 for sdot and smull; iq4_xs on the signed one), each sub-block's int32 dots multiplied by its
  * integer scale (the high i16 of its (sc, sc) lane) into one int32 sum
  * per row and column over a 256, Σ k·Σxq from the trailer's (k_2j,
  * k_2j+1) pairs against xo's (Σxq, Σxq) pair (smull, pairs added), then
@@ -231,19 +231,27 @@ static inline __attribute__((always_inline)) void isc_half(int64_t nsb, const ui
 		}
 }
 
-/* A format's isc microkernel (CPU_QGEMM_ISC_FORMATS: sb, a min, log2 c). */
+/* A format's isc microkernel (CPU_QGEMM_ISC_FORMATS: sb, a min, log2 c),
+ * and the same on the signed packing (CPU_QGEMM_ISC_SIGNED_FORMATS: iq4_xs,
+ * whose s8 bytes sdot and smull take as they are; its k are 0, so the
+ * Σ k·Σxq it subtracts is 0). */
 #ifdef NEON_DOTPROD
 #define ISC_NAME(t) neondot_qgemm_u8_4x16_isc_##t
+#define ISC_SIGNED_NAME(t) neondot_qgemm_s8_4x16_isc_##t
 #else
 #define ISC_NAME(t) neon_qgemm_u8_2x16_isc_##t
+#define ISC_SIGNED_NAME(t) neon_qgemm_s8_2x16_isc_##t
 #endif
-#define ISC_UKERNEL(t, T, sb, has_min, j, shift)                                                           \
-	void ISC_NAME(t)(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
-	{                                                                                                  \
-		isc_half(nsb, a, b, c, ldc, accumulate, sb, has_min, shift, 0);                            \
-		isc_half(nsb, a, b, c, ldc, accumulate, sb, has_min, shift, 1);                            \
+#define ISC_KERNEL(name, sb, has_min, shift)                                                         \
+	void name(int64_t nsb, const void *a, const void *b, float *c, int64_t ldc, int accumulate) \
+	{                                                                                            \
+		isc_half(nsb, a, b, c, ldc, accumulate, sb, has_min, shift, 0);                      \
+		isc_half(nsb, a, b, c, ldc, accumulate, sb, has_min, shift, 1);                      \
 	}
+#define ISC_UKERNEL(t, T, sb, has_min, j, shift) ISC_KERNEL(ISC_NAME(t), sb, has_min, shift)
+#define ISC_SIGNED_UKERNEL(t, T, sb) ISC_KERNEL(ISC_SIGNED_NAME(t), sb, 0, 0)
 CPU_QGEMM_ISC_FORMATS(ISC_UKERNEL)
+CPU_QGEMM_ISC_SIGNED_FORMATS(ISC_SIGNED_UKERNEL)
 
 /* One microkernel per sub-block size and offset kind (cpu_qgemm_kernels). */
 #ifdef NEON_DOTPROD

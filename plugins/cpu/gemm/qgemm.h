@@ -56,7 +56,7 @@
  * vpmaddwd per pair and row against xo gives Σ k·Σxq.
  * iq4_xs has isc integers too (sc = ls − 32 under d), but its u reach 255:
  * its isc microkernels (CPU_QGEMM_ISC_SIGNED_FORMATS) take the signed
- * packing, u − c, so the c term is gone and the k pairs are never read.
+ * packing, u − c, so the c term is gone and its k are 0.
  */
 #ifndef GLLMK_CPU_QGEMM_H
 #define GLLMK_CPU_QGEMM_H

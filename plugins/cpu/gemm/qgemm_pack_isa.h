@@ -166,8 +166,9 @@ static inline void qgemm_isc_q6_K(const void *block, int16_t *sc, int16_t *k, ui
 }
 
 /* iq4_xs: the 8 sub-blocks' ls − 32 (as qgemm_chunk_scales_iq4_xs reads
- * them), k = sc. Its u reach 255, so its isc microkernels take the signed
- * packing (gemm/qgemm.h, isc), where k is never read. */
+ * them), k = 0. Its u reach 255, so its isc microkernels take the signed
+ * packing (gemm/qgemm.h, isc), which has no c·Σxq term: k 0 makes a
+ * kernel that subtracts Σ k·Σxq anyway (cpu-neon's) subtract nothing. */
 static inline void qgemm_isc_iq4_xs(const void *block, int16_t *sc, int16_t *k, uint16_t *d, uint16_t *dmin)
 {
 	const struct block_iq4_xs *x = block;
@@ -175,7 +176,8 @@ static inline void qgemm_isc_iq4_xs(const void *block, int16_t *sc, int16_t *k, 
 	for (int ib = 0; ib < QK_K / 32; ib++) {
 		const unsigned lo = (unsigned)x->scales_l[ib / 2] >> 4 * (ib % 2), hi = (unsigned)x->scales_h >> 2 * ib;
 
-		sc[ib] = k[ib] = (int16_t)((int)((lo & 0x0f) | (hi & 3) << 4) - 32);
+		sc[ib] = (int16_t)((int)((lo & 0x0f) | (hi & 3) << 4) - 32);
+		k[ib] = 0;
 	}
 	*d = x->d;
 	*dmin = 0;
