@@ -193,7 +193,7 @@ static DOT_ALWAYS_INLINE void q6_K_block(const struct block_q6_K *b, struct kq_b
 static DOT_ALWAYS_INLINE void iq4_xs_block(const struct block_iq4_xs *b, struct kq_block *k)
 {
 	for (int j = 0; j < 8; j++) {
-		const int ls = ((b->scales_l[j / 2] >> 4 * (j % 2)) & 15) | ((b->scales_h >> 2 * j) & 3) << 4;
+		const int ls = iq4_xs_ls(b, j);
 		const uint8x16_t v = vld1q_u8(b->qs + 16 * j);
 
 		k->sc[2 * j] = k->sc[2 * j + 1] = (int8_t)(ls - 32);

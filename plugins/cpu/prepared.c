@@ -275,10 +275,8 @@ static void pack_iq4_xsx8(const void *rows, int64_t nb, void *units)
 			const struct block_iq4_xs *blk = &src[r * nb + b];
 
 			dst[b].d[r] = blk->d;
-			for (int sb = 0; sb < 8; sb++) {
-				vs[8 * sb + r] = (uint8_t)(((blk->scales_l[sb / 2] >> 4 * (sb % 2)) & 15) |
-							   ((blk->scales_h >> 2 * sb) & 3) << 4);
-			}
+			for (int sb = 0; sb < 8; sb++)
+				vs[8 * sb + r] = (uint8_t)iq4_xs_ls(blk, sb);
 			chunks_pack(blk->qs, 32, r, dst[b].qs[0]);
 		}
 		fields6_store(vs, dst[b].scales_lo, dst[b].scales_hi);

@@ -204,6 +204,13 @@ static inline int q3_K_scale(const uint8_t s[12], int j)
 	return (lo | hi << 4) - 32;
 }
 
+/* The 6-bit scale ls of sub-block j (0..7) of an iq4_xs block (its value
+ * is d·(ls − 32)): 4 low bits from scales_l, 2 high from scales_h. */
+static inline int iq4_xs_ls(const struct block_iq4_xs *x, int j)
+{
+	return (((unsigned)x->scales_l[j / 2] >> 4 * (j % 2)) & 0x0f) | (((unsigned)x->scales_h >> 2 * j) & 3) << 4;
+}
+
 /* Scale and min j (0..7) of q4_K/q5_K: 6 bits each, packed in 12 bytes. */
 static inline void k4_scale_min(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
 {

@@ -184,11 +184,8 @@ static void decode_iq4_xs(const void *src, int64_t n, uint8_t *u, float *scale, 
 		const float d = f16_to_f32(x[i].d);
 
 		for (int ib = 0; ib < QK_K / 32; ib++, u += 32) {
-			const int ls = ((x[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0x0f) |
-				       (((x[i].scales_h >> 2 * ib) & 3) << 4);
-
 			nibbles_iq4(x[i].qs + 16 * ib, u);
-			*scale++ = d * (ls - 32);
+			*scale++ = d * (iq4_xs_ls(&x[i], ib) - 32);
 		}
 	}
 }

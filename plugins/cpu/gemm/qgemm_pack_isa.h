@@ -174,9 +174,7 @@ static inline void qgemm_isc_iq4_xs(const void *block, int16_t *sc, int16_t *k, 
 	const struct block_iq4_xs *x = block;
 
 	for (int ib = 0; ib < QK_K / 32; ib++) {
-		const unsigned lo = (unsigned)x->scales_l[ib / 2] >> 4 * (ib % 2), hi = (unsigned)x->scales_h >> 2 * ib;
-
-		sc[ib] = (int16_t)((int)((lo & 0x0f) | (hi & 3) << 4) - 32);
+		sc[ib] = (int16_t)(iq4_xs_ls(x, ib) - 32);
 		k[ib] = 0;
 	}
 	*d = x->d;
