@@ -180,13 +180,14 @@ void bench_print_json(const struct bench *b);
 typedef gllmk_status (*bench_call_fn)(void *arg, int rep);
 
 struct bench_stats {
-	double median, min, max; /* seconds */
+	double median, min, max; /* seconds a call */
 	int reps;
+	int calls;               /* calls a repetition (short calls repeat, bench_time.c) */
 };
 
 double bench_now(void);
 /* Warm-up, then timed repetitions until opt->reps or the time budget (at
- * least 3 when opt->reps allows). */
+ * least 3 when opt->reps allows), each at least 1 ms of calls. */
 gllmk_status bench_time(const struct bench *b, bench_call_fn fn, void *arg, struct bench_stats *st);
 /* Sets r's median/min/max to work / time (work in units, e.g. flops / 1e9). */
 void bench_rate(struct bench_result *r, const struct bench_stats *st, double work);

@@ -105,7 +105,7 @@ void bench_print_header(const struct bench *b)
 		       l->reads[k].best_1t, l->reads[k].gbs, l->reads[k].best);
 	printf("\n");
 	printf("- peer: %s\n", b->blas ? bench_blas_version(b->blas) : b->blas_why);
-	printf("- medians of up to %d repetitions after one warm-up%s\n\n", b->opt->reps,
+	printf("- medians of up to %d repetitions after one warm-up, each at least 1 ms of calls%s\n\n", b->opt->reps,
 	       b->opt->smoke ? " (smoke mode: tiny sizes, not figures)" : "");
 	printf("| benchmark | unit | median | min | max | reps | %% of limit | OpenBLAS | ratio | note |\n");
 	printf("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
