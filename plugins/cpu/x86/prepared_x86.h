@@ -305,11 +305,16 @@ static inline __attribute__((always_inline)) void kx8_dot_body(int64_t n, const 
 /* ---------------------------------------------------- q2_Kx8, q3_Kx8
  *
  * Per half h of a block (128 elements) and parity q: 4 chunks of 8 rows ×
- * 4 bytes, each 4 vectors of 2-bit fields (a shift and a mask, q3_K's high
- * bit or-ed in at bit 2), vector s of group 8h + 2s + q, each multiplied
- * with the activation's 4 matching bytes broadcast; after the 4 chunks a
- * group's sums are whole (8 · 7 · 128 < 2^15 in vpmaddubsw's i16) and one
- * vpmaddwd (vpmulld) by its 8 rows' scales adds them to the rows' lanes.
+ * 4 bytes, each 4 vectors of 2-bit fields, vector s of group 8h + 2s + q,
+ * each multiplied with the activation's 4 matching bytes broadcast. The
+ * fields are masked where they lie in the bytes or the bytes shifted by 4
+ * (one shift for 4 fields, not 3): the odd ones stay at bits 2-3, 4·u
+ * (q3_K's high bit or-ed in at bit 2, or bit 4 for the odd ones), and
+ * their groups' sums go to a second accumulator added ÷ 4 per block
+ * (exact: multiples of 4); q2_Kx8's decode 1.05-1.35x, q3_Kx8's unchanged
+ * (BENCHMARKS.md "Session 26"). After the 4 chunks a group's sums are
+ * whole (8 · 4·7 · 128 < 2^15 in vpmaddubsw's i16) and one vpmaddwd
+ * (vpmulld) by its 8 rows' scales adds them to the rows' lanes.
  * Per block: q3_K's 128 scale fields decoded as q4_Kx8's (q2_K's bytes
  * are read as they are), and Σ_g v_g·Σx_g of q2_K's mins or of q3_K's
  * scales (its offset 4) by 8 vpmaddwd of group pairs with q8_K's sums of
@@ -380,7 +385,7 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 	const size_t unit = three ? sizeof(struct cpu_q3_Kx8) : sizeof(struct cpu_q2_Kx8);
 	const struct block_q8_K *x = xq;
 	const int64_t nb = n / QK_K;
-	const __m256i m2 = _mm256_set1_epi8(3);
+	const __m256i m2 = _mm256_set1_epi8(3), m2x4 = _mm256_set1_epi8(12);
 	__m256 acc[CPU_GROUP_X_ROWS];
 
 	group_acc_zero(acc, xrows);
@@ -390,14 +395,14 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 		const struct cpu_q2_Kx8 *u2 = (const struct cpu_q2_Kx8 *)ub;
 		const uint8_t (*qs)[CPU_GROUP_ROWS][4] = three ? u3->qs : u2->qs;
 		const uint8_t *sc = u2->scales[0][0];
-		__m256i isum[CPU_GROUP_X_ROWS], sv[4];
+		__m256i isum[CPU_GROUP_X_ROWS], isum4[CPU_GROUP_X_ROWS], sv[4];
 
 		for (size_t l = 0; l < unit; l += 64)
 			_mm_prefetch(ahead + l, _MM_HINT_T0);
 		if (three)
 			q3_Kx8_scales(u3, sv);
 		for (int t = 0; t < xrows; t++)
-			isum[t] = _mm256_setzero_si256();
+			isum[t] = isum4[t] = _mm256_setzero_si256();
 #pragma GCC unroll 2
 		for (int h = 0; h < 2; h++)
 #pragma GCC unroll 2
@@ -409,15 +414,17 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 #pragma GCC unroll 4
 				for (int c = 4 * q; c < 4 * q + 4; c++) {
 					const __m256i wq = _mm256_loadu_si256((const __m256i *)qs[8 * h + c]);
+					const __m256i w4 = _mm256_srli_epi16(wq, 4);
 					const __m256i hb = three ? _mm256_loadu_si256((const __m256i *)u3->hmask[c])
 								 : _mm256_setzero_si256();
 
 #pragma GCC unroll 4
 					for (int s = 0; s < 4; s++) {
-						__m256i u = _mm256_and_si256(_mm256_srli_epi16(wq, 2 * s), m2);
+						/* odd fields at bits 2-3: 4·u (above) */
+						__m256i u = _mm256_and_si256(s < 2 ? wq : w4, s % 2 ? m2x4 : m2);
 
 						if (three)
-							u = _mm256_or_si256(u, group_bit_to(hb, 4 * h + s, 2));
+							u = _mm256_or_si256(u, group_bit_to(hb, 4 * h + s, s % 2 ? 4 : 2));
 						for (int t = 0; t < xrows; t++)
 							ss[t][s] = q4_Kx8_add_dot(ss[t][s], u,
 										  group_x4(x[t * nb + b].qs + 128 * h + 32 * s, c));
@@ -427,8 +434,11 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 				for (int s = 0; s < 4; s++) {
 					const __m256i scale = k16x8_scale(sv, sc, 8 * h + 2 * s + q, three);
 
-					for (int t = 0; t < xrows; t++)
-						isum[t] = _mm256_add_epi32(isum[t], q4_Kx8_scaled(ss[t][s], scale));
+					for (int t = 0; t < xrows; t++) {
+						__m256i *sum = s % 2 ? &isum4[t] : &isum[t];
+
+						*sum = _mm256_add_epi32(*sum, q4_Kx8_scaled(ss[t][s], scale));
+					}
 				}
 			}
 		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)ub));
@@ -437,6 +447,7 @@ static inline __attribute__((always_inline)) void k16x8_dot_body(int64_t n, cons
 			const struct block_q8_K *xb = &x[t * nb + b];
 			const __m256 dx = _mm256_set1_ps(xb->d);
 
+			isum[t] = _mm256_add_epi32(isum[t], _mm256_srai_epi32(isum4[t], 2)); /* exact: 4·Σ */
 			if (three) /* Σ (v − 32)·(u − 4)·x */
 				isum[t] = _mm256_sub_epi32(isum[t], _mm256_slli_epi32(k16x8_pair_sums(sv, sc, 1, xb->bsums), 2));
 			acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(dw, dx), acc[t]);
