@@ -181,8 +181,7 @@ typedef gllmk_status (*bench_call_fn)(void *arg, int rep);
 
 struct bench_stats {
 	double median, min, max; /* seconds a call */
-	int reps;
-	int calls;               /* calls a repetition (short calls repeat, bench_time.c) */
+	int reps;                /* each the mean of its calls (short calls repeat, bench_time.c) */
 };
 
 double bench_now(void);

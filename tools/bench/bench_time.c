@@ -91,7 +91,6 @@ gllmk_status bench_time(const struct bench *b, bench_call_fn fn, void *arg, stru
 		st->min = times[0];
 		st->max = times[n - 1];
 		st->reps = n;
-		st->calls = calls;
 	}
 	free(times);
 	return s;

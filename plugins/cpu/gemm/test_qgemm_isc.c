@@ -5,9 +5,9 @@
  * times the trailer's f16 d give the f32 scale cpu_qgemm_pack_b writes,
  * bit for bit, and −k times dmin the f32 offset (with a min; without one
  * k is sc, 0 for the signed formats, and dmin 0); the u bytes are left
- * alone and rows past the panel's stay zero. And CPU_QGEMM_ISC_FORMATS, the constants the ISAs'
- * isc packers and microkernels are built with, agrees with
- * cpu_qgemm_format.
+ * alone and rows past the panel's stay zero. And CPU_QGEMM_ISC_FORMATS,
+ * the constants the ISAs' isc packers and microkernels are built with,
+ * agrees with cpu_qgemm_format.
  */
 #include <stdio.h>
 #include <stdlib.h>
