@@ -26,7 +26,9 @@ void cpu_pool_run(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn f
  * restarts the prefetch at its head and sends its tail's prefetches into
  * rows another thread reads (a Q4_K_M decode step 5 % slower on Zen 4 with
  * 4 chunks a thread, BENCHMARKS.md "Session 9"); the last quarter in
- * small chunks, taken by whichever thread is free first. */
+ * small chunks, taken by whichever thread is free first. The int8 GEMM
+ * splits its columns so too: long runs keep its packed blocks' reuse, the
+ * tail evens out threads that run at different speeds. */
 void cpu_pool_run_streaming(struct cpu_pool *pool, int64_t n, int64_t grain, cpu_task_fn fn, void *arg);
 
 /* Physical cores of this machine (hyperthreads not counted), at least 1. */

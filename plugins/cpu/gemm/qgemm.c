@@ -2,8 +2,10 @@
  *
  *   quantize x once (q8_0's encoder, q8_K's in the xs256 mode), packed
  *   into mr-row panels over all K
- *   every thread, over its cell of a tm × tn grid of y (N split first):
- *     for jc in the cell's N by nc:
+ *   every thread, over its columns of y (N split first: 3/4 of its share
+ *   as one run, then chunks of the rest as it frees up), or over its cell
+ *   of a tm × tn grid when N is too narrow to split alone:
+ *     for jc in the thread's columns by nc:
  *       for pc in K by kc:         kc a multiple of 256 (K-quant blocks whole)
  *         decode + pack w[jc.., pc..] into 16-row panels   (L2, this thread's)
  *         for ir in the cell's M by mr:      A micro-panel mr×kc in L1
@@ -31,6 +33,7 @@ _Static_assert(KC_MAX % QK_K == 0, "kc splits K-quant blocks");
 #define NC_MAX 4096
 #define QUANT_CHUNK 1024        /* activation elements encoded at a time */
 #define QGEMM_MR_MAX 16
+#define PANELS_GRAIN 2          /* the tail's chunks: at least 32 columns */
 
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
@@ -202,46 +205,70 @@ static void edge_tile(const struct qgemm_run *r, int64_t nsb, const uint8_t *ap,
 					 tile[i * CPU_QGEMM_NR + j];
 }
 
-static void qgemm_task(void *arg, int64_t begin, int64_t end, int tid)
+/* y's rows [b0·mr, b1·mr) by its columns [n0, n1): per nc block of
+ * columns, each depth block of the weights decoded into this thread's B
+ * block once and run against every row panel of the packed A. */
+static void qgemm_cell(const struct qgemm_run *r, int64_t b0, int64_t b1, int64_t n0, int64_t n1, uint8_t *bpack)
 {
-	const struct qgemm_run *r = arg;
 	const struct cpu_qgemm *g = r->g;
 	const int64_t mr = r->mr, nr = CPU_QGEMM_NR;
-	const int64_t row_blocks = ceil_div(g->m, mr), panels = ceil_div(g->n, nr);
-	uint8_t *bpack = r->bbuf + tid * r->thread_bytes;
 
-	for (int64_t t = begin; t < end; t++) {
-		const int64_t ti = t / r->tn, tj = t % r->tn;
-		const int64_t b0 = row_blocks * ti / r->tm, b1 = row_blocks * (ti + 1) / r->tm;
-		const int64_t n0 = panels * tj / r->tn * nr, n1 = min64(panels * (tj + 1) / r->tn * nr, g->n);
+	for (int64_t jc = n0; jc < n1; jc += r->nc) {
+		const int64_t nc = min64(n1 - jc, r->nc);
 
-		for (int64_t jc = n0; jc < n1; jc += r->nc) {
-			const int64_t nc = min64(n1 - jc, r->nc);
+		for (int64_t pc = 0; pc < g->k; pc += r->kc) {
+			const int64_t kc = min64(g->k - pc, r->kc), nsb = kc / r->sb;
+			const int64_t bpanel = b_panel_bytes(r, kc);
 
-			for (int64_t pc = 0; pc < g->k; pc += r->kc) {
-				const int64_t kc = min64(g->k - pc, r->kc), nsb = kc / r->sb;
-				const int64_t bpanel = b_panel_bytes(r, kc);
+			for (int64_t jr = 0; jr < nc; jr += nr)
+				pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel);
+			for (int64_t ib = b0; ib < b1; ib++) {
+				const uint8_t *ap = r->apack + ib * r->a_panel_bytes + pc / r->sb * r->a_sb_bytes;
+				const int64_t rows = min64(g->m - ib * mr, mr);
+				float *crow = g->y + ib * mr * g->ldy + jc;
 
-				for (int64_t jr = 0; jr < nc; jr += nr)
-					pack_b_panel(r, pc, kc, jc + jr, bpack + jr / nr * bpanel);
-				for (int64_t ib = b0; ib < b1; ib++) {
-					const uint8_t *ap = r->apack + ib * r->a_panel_bytes + pc / r->sb * r->a_sb_bytes;
-					const int64_t rows = min64(g->m - ib * mr, mr);
-					float *crow = g->y + ib * mr * g->ldy + jc;
+				for (int64_t jr = 0; jr < nc; jr += nr) {
+					const uint8_t *bp = bpack + jr / nr * bpanel;
+					const int64_t cols = min64(nc - jr, nr);
 
-					for (int64_t jr = 0; jr < nc; jr += nr) {
-						const uint8_t *bp = bpack + jr / nr * bpanel;
-						const int64_t cols = min64(nc - jr, nr);
-
-						if (rows == mr && cols == nr)
-							r->ukernel(nsb, ap, bp, crow + jr, g->ldy, pc > 0);
-						else
-							edge_tile(r, nsb, ap, bp, crow + jr, rows, cols, pc > 0);
-					}
+					if (rows == mr && cols == nr)
+						r->ukernel(nsb, ap, bp, crow + jr, g->ldy, pc > 0);
+					else
+						edge_tile(r, nsb, ap, bp, crow + jr, rows, cols, pc > 0);
 				}
 			}
 		}
 	}
+}
+
+/* Task t: the thread-grid cell (t / tn, t % tn). */
+static void qgemm_grid_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct qgemm_run *r = arg;
+	const int64_t row_blocks = ceil_div(r->g->m, r->mr), panels = ceil_div(r->g->n, CPU_QGEMM_NR);
+
+	for (int64_t t = begin; t < end; t++) {
+		const int64_t ti = t / r->tn, tj = t % r->tn;
+
+		qgemm_cell(r, row_blocks * ti / r->tm, row_blocks * (ti + 1) / r->tm,
+			   panels * tj / r->tn * CPU_QGEMM_NR, min64(panels * (tj + 1) / r->tn * CPU_QGEMM_NR, r->g->n),
+			   r->bbuf + tid * r->thread_bytes);
+	}
+}
+
+/* Items [begin, end) of y's 16-column panels, every row: when N alone
+ * is split (tm 1), the pool's streaming cut (threadpool.h) gives each
+ * thread 3/4 of its share as one run and deals the last quarter out in
+ * chunks to whichever thread is free. The two vCPUs of a VM finish an even
+ * split 5-14 % of a call apart, either one last (BENCHMARKS.md, "Session
+ * 27"); a chunk of the tail re-reads the packed A for fewer columns, the
+ * cost that made an all-fine split slower (session 26). */
+static void qgemm_panels_task(void *arg, int64_t begin, int64_t end, int tid)
+{
+	const struct qgemm_run *r = arg;
+
+	qgemm_cell(r, 0, ceil_div(r->g->m, r->mr), begin * CPU_QGEMM_NR, min64(end * CPU_QGEMM_NR, r->g->n),
+		   r->bbuf + tid * r->thread_bytes);
 }
 
 /* A narrow microkernel where the table has one for the format's bytes
@@ -316,7 +343,10 @@ gllmk_status cpu_qgemm_run(struct cpu_state *s, const struct cpu_qgemm *g)
 		row_blocks = ceil_div(pass.m, r.mr);
 		cpu_gemm_grid(row_blocks, panels, threads, &r.tm, &r.tn);
 		cpu_pool_run(s->pool, row_blocks, 1, pack_a_task, &r);
-		cpu_pool_run(s->pool, r.tm * r.tn, 1, qgemm_task, &r);
+		if (r.tm == 1)
+			cpu_pool_run_streaming(s->pool, panels, PANELS_GRAIN, qgemm_panels_task, &r);
+		else
+			cpu_pool_run(s->pool, r.tm * r.tn, 1, qgemm_grid_task, &r);
 	}
 	free(r.apack);
 	free(r.bbuf);
