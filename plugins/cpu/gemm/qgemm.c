@@ -33,7 +33,7 @@ _Static_assert(KC_MAX % QK_K == 0, "kc splits K-quant blocks");
 #define NC_MAX 4096
 #define QUANT_CHUNK 1024        /* activation elements encoded at a time */
 #define QGEMM_MR_MAX 16
-#define PANELS_GRAIN 2          /* the tail's chunks: at least 32 columns */
+#define PANELS_GRAIN 2          /* the streaming cut in pairs of 16-column panels */
 
 typedef int32_t i32_alias __attribute__((may_alias));
 typedef float f32_alias __attribute__((may_alias));
