@@ -145,8 +145,9 @@ static inline __attribute__((always_inline)) void qgemm_body(int64_t nsb, const 
  * sc) lane) into one int32 sum per row and column over a 256, Σ k·Σxq
  * from the trailer's (k_2j, k_2j+1) pairs against xo's (Σxq, Σxq) pair
  * (smull, pairs added), then one conversion per 256: acc += xs·(d·dot −
- * dmin·ksum), or without a min xs·d·(dot − (ksum << shift)). Where the other modes convert, scale
- * and add per sub-block and row quad, this mode multiplies and adds once.
+ * dmin·ksum), or without a min xs·d·(dot − (ksum << shift)). Where the
+ * other modes convert, scale and add per sub-block and row quad, this
+ * mode multiplies and adds once.
  * The bounds are cpu-avx2's (|dot| < 2^29 for q6_K). Weight rows in two
  * halves of 8 (h), so that a sub-block's dots, the 256's sums and the
  * accumulators fit the 32 registers. Not timed: no AArch64 machine here
